@@ -1,0 +1,28 @@
+# kvsearch: `make setup` installs what the build needs, `make test` builds and runs every test,
+# `make demo` runs the embedded demo. Variables: BUILD_DIR, BUILD_TYPE, JOBS.
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= $(shell nproc)
+CTEST_ARGS ?=
+
+.PHONY: all setup configure build test demo kernels clean
+
+all: build
+
+setup:
+	@bash tools/bootstrap.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+demo: build
+	@./$(BUILD_DIR)/kvsearch demo
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,20 @@
+// Wall-clock timing for benchmarks and per-question timings.
+#pragma once
+
+#include <chrono>
+
+namespace kvs {
+
+class Timer {
+ public:
+  Timer() : start_(std::chrono::steady_clock::now()) {}
+  void reset() { start_ = std::chrono::steady_clock::now(); }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace kvs

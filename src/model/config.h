@@ -1,0 +1,47 @@
+// config.json of a Hugging Face Mistral or Llama checkpoint. Torch-free.
+// Every field the forward pass depends on is required: a missing one is an error, never a default.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvs::model {
+
+struct RopeScaling {  // rope_scaling {"rope_type": "llama3", ...}
+  double factor = 0;
+  double low_freq_factor = 0;
+  double high_freq_factor = 0;
+  int64_t original_max_position_embeddings = 0;
+};
+
+struct ModelConfig {
+  std::string model_type;  // "mistral" | "llama"
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;
+  int64_t head_dim = 0;  // explicit in newer configs, else hidden_size / num_attention_heads
+  int64_t max_position_embeddings = 0;
+  double rms_norm_eps = 0;
+  double rope_theta = 0;
+  std::optional<int64_t> sliding_window;   // null or absent: full attention
+  std::optional<RopeScaling> rope_scaling;  // llama3 only
+  bool tie_word_embeddings = false;
+  int64_t bos_token_id = -1;
+  std::vector<int64_t> eos_token_ids;  // config's eos_token_id, a number or a list
+  std::string torch_dtype;             // as stored ("bfloat16", ...), informational
+
+  int64_t kv_group_size() const { return num_attention_heads / num_key_value_heads; }
+  int64_t parameter_count() const;
+};
+
+// Parses and validates config.json; errors name the file and the field.
+ModelConfig load_config(const std::string& path);
+ModelConfig parse_config(const std::string& json_text, const std::string& where);
+std::string config_to_json(const ModelConfig& config);  // the HF layout, for writing checkpoints
+
+}  // namespace kvs::model

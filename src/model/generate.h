@@ -1,0 +1,33 @@
+// Greedy decoding over a batch of cache rows that share one prompt.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "model/kv_cache.h"
+#include "model/transformer.h"
+
+namespace kvs::model {
+
+struct GreedyOptions {
+  int64_t max_new_tokens = 32;
+  std::set<int32_t> stop_ids;      // EOS ids, plus e.g. the newline token for samsum
+  bool collect_logits = false;     // keep every step's logits (generate --dump-logits)
+};
+
+struct GreedyResult {
+  std::vector<std::vector<int32_t>> tokens;  // per row, the stop token excluded
+  at::Tensor step_logits;                    // [steps, batch, vocab] float32 when collected
+  int64_t steps = 0;
+};
+
+// first_logits [batch, vocab]: the logits that choose each row's first new token (from the
+// prefill, shared by all rows). Always produces at least one token per row; a row stops at a stop
+// id or max_new_tokens; the loop ends when every row has stopped.
+GreedyResult greedy_decode(const Transformer& model, DecodeCache& cache,
+                           const at::Tensor& first_logits, const GreedyOptions& options);
+
+}  // namespace kvs::model

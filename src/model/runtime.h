@@ -1,0 +1,16 @@
+// Process-wide LibTorch settings, behind a torch-free header so the CLI stays light.
+#pragma once
+
+#include <string>
+
+namespace kvs::model {
+
+// 0 = all cores. LibTorch 1.13 defaulted to one thread, so the count is always set explicitly.
+void set_cpu_threads(int threads);
+
+// "cuda" when LibTorch sees a GPU, else "cpu"; an explicit request is validated.
+std::string resolve_device(const std::string& requested);  // "auto" | "cpu" | "cuda"
+
+std::string torch_version();
+
+}  // namespace kvs::model

@@ -1,0 +1,79 @@
+#include <sentencepiece_processor.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "model/tokenizer.h"
+
+namespace kvs::model {
+
+namespace {
+
+class SentencePieceTokenizer : public Tokenizer {
+ public:
+  explicit SentencePieceTokenizer(const std::string& path) {
+    const auto status = sp_.Load(path);
+    if (!status.ok()) throw error_at(path, "cannot load SentencePiece model: " + status.ToString());
+    if (sp_.bos_id() < 0) throw error_at(path, "SentencePiece model defines no BOS token");
+    if (sp_.eos_id() < 0) throw error_at(path, "SentencePiece model defines no EOS token");
+    eos_ = {sp_.eos_id()};
+  }
+
+  std::vector<int32_t> encode(const std::string& text) const override {
+    std::vector<int> ids;
+    const auto status = sp_.Encode(text, &ids);
+    if (!status.ok()) throw Error("tokenizer: cannot encode text: " + status.ToString());
+    return {ids.begin(), ids.end()};
+  }
+
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special) const override {
+    const int n = sp_.GetPieceSize();
+    std::string out;
+    std::vector<int> run;  // consecutive ordinary ids decode together (byte pieces join up)
+    auto flush = [&] {
+      if (run.empty()) return;
+      std::string text;
+      const auto status = sp_.Decode(run, &text);
+      if (!status.ok()) throw Error("tokenizer: cannot decode ids: " + status.ToString());
+      out += text;
+      run.clear();
+    };
+    for (int32_t id : ids) {
+      if (id < 0 || id >= n)
+        throw Error("tokenizer: id " + std::to_string(id) + " outside the vocabulary of " +
+                    std::to_string(n));
+      if (sp_.IsControl(id)) {
+        flush();
+        if (!skip_special) out += sp_.IdToPiece(id);
+        continue;
+      }
+      run.push_back(id);
+    }
+    flush();
+    return out;
+  }
+
+  int32_t bos_id() const override { return sp_.bos_id(); }
+  const std::vector<int32_t>& eos_ids() const override { return eos_; }
+  int32_t vocab_size() const override { return sp_.GetPieceSize(); }
+  std::string kind() const override { return "sentencepiece"; }
+
+ private:
+  sentencepiece::SentencePieceProcessor sp_;
+  std::vector<int32_t> eos_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_sentencepiece(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw error_at(path, "tokenizer file not found");
+  return std::make_unique<SentencePieceTokenizer>(path);
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir) {
+  const auto sp = std::filesystem::path(model_dir) / "tokenizer.model";
+  if (std::filesystem::exists(sp)) return load_sentencepiece(sp.string());
+  throw error_at(model_dir, "no tokenizer.model in the model directory");
+}
+
+}  // namespace kvs::model

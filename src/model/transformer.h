@@ -1,0 +1,77 @@
+// The decoder-only transformer of Mistral / Llama (HF semantics): RMSNorm in fp32, half-split RoPE,
+// GQA, SwiGLU, optional sliding window. Prefill runs layer by layer over the whole prompt with
+// bounded memory and exposes each layer's post-RoPE K/V and window queries to an observer (where
+// eviction plugs in); extend() continues any batch of rows from a DecodeCache.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+
+namespace kvs::model {
+
+// What one layer's prefill exposes. Tensors are in the run dtype, on the run device, and only
+// valid during the call.
+struct PrefillLayer {
+  int64_t layer;
+  const at::Tensor& keys;            // [kv_heads, n, head_dim], after RoPE
+  const at::Tensor& values;          // [kv_heads, n, head_dim]
+  const at::Tensor& window_queries;  // [heads, W, head_dim], after RoPE: the last W prompt rows
+};
+
+class PrefillObserver {
+ public:
+  virtual ~PrefillObserver() = default;
+  virtual int64_t window() const = 0;  // how many trailing query rows on_layer receives
+  virtual void on_layer(const PrefillLayer& layer) = 0;
+};
+
+struct PrefillOptions {
+  int64_t block_size = 1024;      // query rows per attention block and token rows per MLP chunk
+  bool all_logits = false;        // logits of every prompt position, else of the last only
+  bool keep_cache = true;         // return the full, uncompressed cache (batch 1) for decoding
+  int64_t decode_capacity = 0;    // decode slots to reserve in the returned cache
+  PrefillObserver* observer = nullptr;
+};
+
+struct PrefillResult {
+  at::Tensor logits;  // [positions, vocab] float32; positions = n with all_logits, else 1
+  DecodeCache cache;  // empty unless keep_cache
+};
+
+struct LoadOptions {
+  std::string device = "auto";  // auto | cpu | cuda
+  std::string dtype = "auto";    // auto (fp16 on CUDA, fp32 on CPU) | f32 | f16 | bf16
+};
+
+class Transformer {
+ public:
+  Transformer(ModelConfig config, Weights weights);
+  static Transformer load(const std::string& model_dir, const LoadOptions& options);
+
+  const ModelConfig& config() const { return config_; }
+  at::Device device() const { return weights_.embed.device(); }
+  at::ScalarType dtype() const { return weights_.embed.scalar_type(); }
+
+  PrefillResult prefill(const std::vector<int32_t>& ids, const PrefillOptions& options) const;
+
+  // Feeds tokens [batch, t] (int64) to every row of the cache, appending their K/V; returns the
+  // logits [batch, t, vocab] in float32. Positions continue from cache.next_position.
+  at::Tensor extend(const at::Tensor& tokens, DecodeCache& cache) const;
+
+ private:
+  at::Tensor final_logits(const at::Tensor& hidden) const;
+
+  ModelConfig config_;
+  Weights weights_;
+  at::Tensor inv_freq_;  // [head_dim / 2] float32, RoPE frequencies (llama3 scaling applied)
+};
+
+}  // namespace kvs::model

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs everything kvsearch needs to build and test on Debian 12: system packages from Debian's
+# archive, PyTorch (whose bundled LibTorch the project builds against) and the test-only Python
+# oracles from PyPI. Idempotent: when everything is present it only checks, in about a second.
+# Where PyPI's torch cannot be installed it falls back to Debian's libtorch-dev 1.13 (CPU only).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PYTHON="${PYTHON:-python3}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config git
+  libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libsqlite3-dev sqlite3 libpcre2-dev libgtest-dev googletest
+)
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Python packages: pinned in tools/requirements.txt. torch brings LibTorch; the rest are test
+# oracles (transformers, rouge, fuzzywuzzy, tiktoken) and the plotting of figures (matplotlib).
+if ! "$PYTHON" "$here/check_python_deps.py" "$here/requirements.txt" 2>/dev/null; then
+  echo "bootstrap: installing Python packages from tools/requirements.txt"
+  if ! "$PYTHON" -m pip install -q -r "$here/requirements.txt"; then
+    echo "bootstrap: PyPI's torch could not be installed; falling back to Debian's libtorch-dev 1.13"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libtorch-dev libopenblas0-pthread >/dev/null
+    grep -v '^torch' "$here/requirements.txt" | "$PYTHON" -m pip install -q -r /dev/stdin
+  fi
+fi
+# fuzzywuzzy must use difflib, as the official LongBench scorer does: no python-Levenshtein.
+if "$PYTHON" -c "import Levenshtein" 2>/dev/null; then
+  echo "bootstrap: removing python-Levenshtein (the LongBench oracle must use difflib)"
+  "$PYTHON" -m pip uninstall -q -y python-Levenshtein Levenshtein || true
+fi
+echo "bootstrap: all dependencies present"
