@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "model/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
-namespace kvs::model {
+namespace kvs::tokenizer {
 
 namespace {
 
@@ -70,10 +70,4 @@ std::unique_ptr<Tokenizer> load_sentencepiece(const std::string& path) {
   return std::make_unique<SentencePieceTokenizer>(path);
 }
 
-std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir) {
-  const auto sp = std::filesystem::path(model_dir) / "tokenizer.model";
-  if (std::filesystem::exists(sp)) return load_sentencepiece(sp.string());
-  throw error_at(model_dir, "no tokenizer.model in the model directory");
-}
-
-}  // namespace kvs::model
+}  // namespace kvs::tokenizer

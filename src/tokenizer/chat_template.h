@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "model/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
-namespace kvs::model {
+namespace kvs::tokenizer {
 
 enum class ChatTemplate {
   None,     // BOS + the raw text (what the PyramidKV reference does for Mistral on LongBench)
@@ -20,4 +20,4 @@ std::string chat_template_name(ChatTemplate t);
 std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::string& user_text,
                                       ChatTemplate chat_template);
 
-}  // namespace kvs::model
+}  // namespace kvs::tokenizer

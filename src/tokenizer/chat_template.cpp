@@ -1,8 +1,8 @@
-#include "model/chat_template.h"
+#include "tokenizer/chat_template.h"
 
 #include "core/error.h"
 
-namespace kvs::model {
+namespace kvs::tokenizer {
 
 ChatTemplate parse_chat_template(const std::string& name) {
   if (name == "none") return ChatTemplate::None;
@@ -30,4 +30,4 @@ std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::str
   return ids;
 }
 
-}  // namespace kvs::model
+}  // namespace kvs::tokenizer

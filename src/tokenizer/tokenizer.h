@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kvs::model {
+namespace kvs::tokenizer {
 
 class Tokenizer {
  public:
@@ -28,4 +28,4 @@ std::unique_ptr<Tokenizer> load_sentencepiece(const std::string& path);
 // The tokenizer a checkpoint directory holds (tokenizer.model for now).
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir);
 
-}  // namespace kvs::model
+}  // namespace kvs::tokenizer
