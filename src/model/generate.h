@@ -19,8 +19,9 @@ struct GreedyOptions {
 };
 
 struct GreedyResult {
-  std::vector<std::vector<int32_t>> tokens;  // per row, the stop token excluded
-  at::Tensor step_logits;                    // [steps, batch, vocab] float32 when collected
+  std::vector<std::vector<int32_t>> tokens;  // per row, including the stop token when one was hit
+                                             // (as the reference's generate output does)
+  at::Tensor step_logits;  // [steps, batch, vocab] float32 when collected: step s chose token s
   int64_t steps = 0;
 };
 

@@ -13,4 +13,9 @@ std::string resolve_device(const std::string& requested);  // "auto" | "cpu" | "
 
 std::string torch_version();
 
+struct LoadOptions {
+  std::string device = "auto";  // auto | cpu | cuda
+  std::string dtype = "auto";    // auto (fp16 on CUDA, fp32 on CPU) | f32 | f16 | bf16
+};
+
 }  // namespace kvs::model

@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "model/attention.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
+#include "model/runtime.h"
 #include "model/weights.h"
 
 namespace kvs::model {
@@ -34,6 +36,7 @@ class PrefillObserver {
 };
 
 struct PrefillOptions {
+  AttentionBackend attention = AttentionBackend::Auto;
   int64_t block_size = 1024;      // query rows per attention block and token rows per MLP chunk
   bool all_logits = false;        // logits of every prompt position, else of the last only
   bool keep_cache = true;         // return the full, uncompressed cache (batch 1) for decoding
@@ -44,11 +47,6 @@ struct PrefillOptions {
 struct PrefillResult {
   at::Tensor logits;  // [positions, vocab] float32; positions = n with all_logits, else 1
   DecodeCache cache;  // empty unless keep_cache
-};
-
-struct LoadOptions {
-  std::string device = "auto";  // auto | cpu | cuda
-  std::string dtype = "auto";    // auto (fp16 on CUDA, fp32 on CPU) | f32 | f16 | bf16
 };
 
 class Transformer {

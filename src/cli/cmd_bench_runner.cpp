@@ -1,0 +1,30 @@
+// kvsearch bench runner: prefill/decode speed next to the machine's sgemm peak and bandwidth.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/command.h"
+#include "model/runner_bench.h"
+
+namespace {
+
+void setup(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand("runner", "Prefill and decode speed of a checkpoint");
+  auto opts = std::make_shared<kvs::model::RunnerBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("--model", opts->model_dir, "Checkpoint directory")->required();
+  cmd->add_option("--prompt-tokens", opts->prompt_tokens, "Prompt length")->capture_default_str();
+  cmd->add_option("--new-tokens", opts->new_tokens, "Decode steps")->capture_default_str();
+  cmd->add_option("--repeats", opts->repeats, "Best of N")->capture_default_str();
+  cmd->add_option("--device", opts->load.device, "auto | cpu | cuda")->capture_default_str();
+  cmd->add_option("--dtype", opts->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
+  cmd->add_flag("--json", *json, "One JSON object");
+  cmd->callback([opts, json] {
+    const auto result = kvs::model::bench_runner(*opts);
+    std::cout << (*json ? kvs::model::runner_bench_json(result) + "\n"
+                        : kvs::model::runner_bench_table(result));
+  });
+}
+
+const kvs::cli::CommandRegistration registration("bench runner", setup);
+
+}  // namespace

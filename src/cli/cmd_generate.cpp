@@ -1,0 +1,67 @@
+// kvsearch generate: greedy decoding from a checkpoint, optionally dumping every logit row.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "model/text_generation.h"
+
+namespace {
+
+std::vector<int32_t> parse_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      const long value = std::stol(item, &used);
+      if (used != item.size()) throw std::invalid_argument(item);
+      ids.push_back(static_cast<int32_t>(value));
+    } catch (const std::exception&) {
+      throw kvs::Error("--token-ids: '" + item + "' is not an integer");
+    }
+  }
+  if (ids.empty()) throw kvs::Error("--token-ids: no ids given");
+  return ids;
+}
+
+void setup(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand("generate", "Greedy generation from a checkpoint");
+  auto req = std::make_shared<kvs::model::TextGenerationRequest>();
+  auto prompt = std::make_shared<std::string>();
+  auto token_ids = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("--model", req->model_dir, "Checkpoint directory")->required();
+  auto* p = cmd->add_option("--prompt", *prompt, "Prompt text");
+  auto* t = cmd->add_option("--token-ids", *token_ids, "Prompt token ids, comma-separated");
+  p->excludes(t);
+  cmd->add_option("--max-new-tokens", req->max_new_tokens, "Tokens to generate")
+      ->capture_default_str();
+  cmd->add_option("--chat-template", req->chat_template, "none | mistral")->capture_default_str();
+  cmd->add_option("--dump-logits", req->dump_logits_path,
+                  "Write every prompt position's and generated step's logits (float32 .npy)");
+  cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
+  cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
+  cmd->add_flag("--json", *json, "Print {prompt_ids, generated_ids, text}");
+  cmd->callback([req, prompt, token_ids, json, p, t] {
+    if (p->count() == 0 && t->count() == 0) throw kvs::Error("give --prompt or --token-ids");
+    if (t->count()) req->prompt_ids = parse_ids(*token_ids);
+    else req->prompt_text = *prompt;
+    const auto out = kvs::model::generate_text(*req);
+    if (*json) {
+      nlohmann::json j{{"prompt_ids", out.prompt_ids},
+                       {"generated_ids", out.generated_ids},
+                       {"text", out.text}};
+      std::cout << j.dump() << std::endl;
+    } else {
+      std::cout << out.text << std::endl;
+    }
+  });
+}
+
+const kvs::cli::CommandRegistration registration("generate", setup);
+
+}  // namespace

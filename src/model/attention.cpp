@@ -1,0 +1,124 @@
+#include "model/attention.h"
+
+#include <torch/version.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+#if TORCH_VERSION_MAJOR >= 2
+#define KVS_HAVE_SDPA 1
+#else
+#define KVS_HAVE_SDPA 0
+#endif
+
+namespace kvs::model {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Additive float mask [rows, keys]: query row r at position first_query + r sees key j (at position
+// first_key + j) when j <= position and, with a window, position - j < window.
+at::Tensor causal_mask(int64_t first_query, int64_t rows, int64_t first_key, int64_t keys,
+                       std::optional<int64_t> window, at::Device device) {
+  const auto opts = at::TensorOptions().dtype(at::kLong).device(device);
+  const at::Tensor qpos = at::arange(first_query, first_query + rows, opts).unsqueeze(1);
+  const at::Tensor kpos = at::arange(first_key, first_key + keys, opts).unsqueeze(0);
+  at::Tensor visible = kpos <= qpos;
+  if (window) visible = visible.logical_and(qpos - kpos < *window);
+  return at::zeros({rows, keys}, at::TensorOptions().dtype(at::kFloat).device(device))
+      .masked_fill(visible.logical_not(), kNegInf);
+}
+
+at::Tensor blocked_prefill(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                           int64_t block_size, std::optional<int64_t> window) {
+  const int64_t heads = q.size(0), n = q.size(1), d = q.size(2), kv_heads = k.size(0);
+  const int64_t group = heads / kv_heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  at::Tensor out = at::empty_like(q);
+  const at::Tensor grouped_q = q.view({kv_heads, group, n, d});
+  for (int64_t q0 = 0; q0 < n; q0 += block_size) {
+    const int64_t rows = std::min(block_size, n - q0);
+    const int64_t k0 = window ? std::max<int64_t>(0, q0 - *window + 1) : 0;
+    const int64_t keys = q0 + rows - k0;
+    // [kv_heads, group * rows, d] x [kv_heads, d, keys]: GQA without repeating K/V.
+    const at::Tensor qb = grouped_q.narrow(2, q0, rows).reshape({kv_heads, group * rows, d});
+    at::Tensor scores = at::bmm(qb, k.narrow(1, k0, keys).transpose(1, 2)).to(at::kFloat) * scale;
+    const at::Tensor mask = causal_mask(q0, rows, k0, keys, window, q.device());
+    scores = scores.view({kv_heads, group, rows, keys}) + mask;
+    const at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
+    const at::Tensor ob = at::bmm(probs.view({kv_heads, group * rows, keys}), v.narrow(1, k0, keys));
+    out.narrow(1, q0, rows).copy_(ob.view({heads, rows, d}));
+  }
+  return out;
+}
+
+#if KVS_HAVE_SDPA
+at::Tensor sdpa_prefill(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const int64_t group = q.size(0) / k.size(0);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  return at::scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), {}, 0.0,
+                                          /*is_causal=*/true, std::nullopt,
+                                          /*enable_gqa=*/group > 1)
+      .squeeze(0);
+#else
+  const at::Tensor kr = group > 1 ? k.repeat_interleave(group, 0) : k;
+  const at::Tensor vr = group > 1 ? v.repeat_interleave(group, 0) : v;
+  return at::scaled_dot_product_attention(q.unsqueeze(0), kr.unsqueeze(0), vr.unsqueeze(0), {},
+                                          0.0, /*is_causal=*/true)
+      .squeeze(0);
+#endif
+}
+#endif
+
+}  // namespace
+
+bool sdpa_available() { return KVS_HAVE_SDPA != 0; }
+
+at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             const PrefillAttentionOptions& options) {
+  const int64_t n = q.size(1);
+  const bool window_cuts = options.sliding_window && *options.sliding_window < n;
+  AttentionBackend backend = options.backend;
+  if (backend == AttentionBackend::Auto)
+    backend = sdpa_available() && !window_cuts ? AttentionBackend::Sdpa : AttentionBackend::Blocked;
+  if (backend == AttentionBackend::Sdpa) {
+    if (window_cuts) throw Error("the SDPA backend cannot apply a sliding window; use blocked");
+#if KVS_HAVE_SDPA
+    return sdpa_prefill(q, k, v);
+#else
+    throw Error("SDPA needs LibTorch >= 2.0; this build has " TORCH_VERSION);
+#endif
+  }
+  return blocked_prefill(q, k, v, std::max<int64_t>(1, options.block_size),
+                         window_cuts ? options.sliding_window : std::nullopt);
+}
+
+at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
+                            std::optional<int64_t> sliding_window) {
+  const int64_t batch = q.size(0), heads = q.size(1), t = q.size(2), d = q.size(3);
+  const int64_t cache_heads = layer.keys.size(1), slots = layer.used;
+  const int64_t group = heads / cache_heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const at::Tensor keys = layer.keys.narrow(2, 0, slots);
+  const at::Tensor values = layer.values.narrow(2, 0, slots);
+  // Rows ordered (group member, token): query head h = cache head h / group.
+  const at::Tensor qg = q.reshape({batch, cache_heads, group * t, d});
+  at::Tensor scores = at::matmul(qg, keys.transpose(2, 3)).to(at::kFloat) * scale;
+  if (layer.prefix_mask.defined()) {
+    scores.narrow(3, 0, layer.prefix_len).add_(layer.prefix_mask);
+  }
+  const bool window_cuts = sliding_window && *sliding_window < slots;
+  if (t > 1 || window_cuts) {
+    // New token i sits in slot slots - t + i and sees the slots up to its own.
+    const at::Tensor mask = causal_mask(slots - t, t, 0, slots,
+                                        window_cuts ? sliding_window : std::nullopt, q.device());
+    scores.add_(mask.repeat({group, 1}));
+  }
+  const at::Tensor probs = at::softmax(scores, -1).to(values.scalar_type());
+  return at::matmul(probs, values).view({batch, heads, t, d});
+}
+
+}  // namespace kvs::model

@@ -1,0 +1,40 @@
+// Attention kernels of the runner: causal prefill over a whole prompt (SDPA where LibTorch >= 2
+// has it, else blocks of query rows; never an n x n matrix for the whole prompt) and decode
+// attention over a DecodeCache layer.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+
+#include "model/kv_cache.h"
+
+namespace kvs::model {
+
+enum class AttentionBackend {
+  Auto,     // SDPA when available and no sliding window cuts the prompt, else Blocked
+  Blocked,  // query blocks of block_size rows, fp32 softmax (works with every LibTorch)
+  Sdpa,     // at::scaled_dot_product_attention (LibTorch >= 2.0)
+};
+
+struct PrefillAttentionOptions {
+  AttentionBackend backend = AttentionBackend::Auto;
+  int64_t block_size = 1024;
+  std::optional<int64_t> sliding_window;
+};
+
+bool sdpa_available();
+
+// q [heads, n, d], k/v [kv_heads, n, d] (post-RoPE) -> [heads, n, d]; query i sees keys j <= i
+// (and j > i - window with a sliding window). Query head h reads KV head h / (heads / kv_heads).
+at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             const PrefillAttentionOptions& options);
+
+// q [batch, heads, t, d] for the last t slots of `layer` (already appended) -> [batch, heads, t, d].
+// The t new tokens attend causally among themselves and to every earlier slot of their row
+// except left padding. A sliding window is measured in slots, so the caller passes one only for
+// caches whose slot index is the token position (plain, uncompressed caches).
+at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
+                            std::optional<int64_t> sliding_window);
+
+}  // namespace kvs::model

@@ -1,0 +1,178 @@
+#include "model/config.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace kvs::model {
+
+namespace {
+
+using nlohmann::json;
+
+const json& require(const json& j, const std::string& key, const std::string& where) {
+  if (!j.contains(key)) throw error_at(where, "missing required field '" + key + "'");
+  return j.at(key);
+}
+
+int64_t positive_int(const json& j, const std::string& key, const std::string& where) {
+  const json& v = require(j, key, where);
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    throw error_at(where, "field '" + key + "' must be a positive integer, got " + v.dump());
+  return v.get<int64_t>();
+}
+
+double positive_number(const json& j, const std::string& key, const std::string& where) {
+  const json& v = require(j, key, where);
+  if (!v.is_number() || v.get<double>() <= 0)
+    throw error_at(where, "field '" + key + "' must be a positive number, got " + v.dump());
+  return v.get<double>();
+}
+
+RopeScaling parse_rope_scaling(const json& v, const std::string& where) {
+  if (!v.is_object()) throw error_at(where, "field 'rope_scaling' must be an object or null");
+  const std::string type = v.contains("rope_type") ? v["rope_type"].get<std::string>()
+                           : v.contains("type")    ? v["type"].get<std::string>()
+                                                   : "";
+  if (type != "llama3")
+    throw error_at(where, "rope_scaling type '" + type + "' is not supported (only llama3)");
+  const std::string inner = where + " rope_scaling";
+  RopeScaling s;
+  s.factor = positive_number(v, "factor", inner);
+  s.low_freq_factor = positive_number(v, "low_freq_factor", inner);
+  s.high_freq_factor = positive_number(v, "high_freq_factor", inner);
+  s.original_max_position_embeddings = positive_int(v, "original_max_position_embeddings", inner);
+  if (s.high_freq_factor <= s.low_freq_factor)
+    throw error_at(inner, "high_freq_factor must exceed low_freq_factor");
+  return s;
+}
+
+std::vector<int64_t> parse_token_ids(const json& v, const std::string& key,
+                                     const std::string& where) {
+  std::vector<int64_t> ids;
+  if (v.is_number_integer()) {
+    ids.push_back(v.get<int64_t>());
+  } else if (v.is_array()) {
+    for (const auto& x : v) {
+      if (!x.is_number_integer())
+        throw error_at(where, "field '" + key + "' must hold integers, got " + x.dump());
+      ids.push_back(x.get<int64_t>());
+    }
+  } else {
+    throw error_at(where, "field '" + key + "' must be an integer or a list, got " + v.dump());
+  }
+  if (ids.empty()) throw error_at(where, "field '" + key + "' is empty");
+  return ids;
+}
+
+}  // namespace
+
+int64_t ModelConfig::parameter_count() const {
+  const int64_t attn = hidden_size * head_dim * (num_attention_heads * 2 + num_key_value_heads * 2);
+  const int64_t mlp = 3 * hidden_size * intermediate_size;
+  const int64_t per_layer = attn + mlp + 2 * hidden_size;
+  const int64_t embeddings = vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
+  return num_hidden_layers * per_layer + embeddings + hidden_size;
+}
+
+ModelConfig parse_config(const std::string& json_text, const std::string& where) {
+  const json j = json::parse(json_text, nullptr, false);
+  if (j.is_discarded()) throw error_at(where, "not valid JSON");
+  if (!j.is_object()) throw error_at(where, "not a JSON object");
+  ModelConfig c;
+  const json& type = require(j, "model_type", where);
+  if (!type.is_string() || (type != "mistral" && type != "llama"))
+    throw error_at(where, "model_type " + type.dump() + " is not supported (mistral or llama)");
+  c.model_type = type.get<std::string>();
+  c.vocab_size = positive_int(j, "vocab_size", where);
+  c.hidden_size = positive_int(j, "hidden_size", where);
+  c.intermediate_size = positive_int(j, "intermediate_size", where);
+  c.num_hidden_layers = positive_int(j, "num_hidden_layers", where);
+  c.num_attention_heads = positive_int(j, "num_attention_heads", where);
+  c.num_key_value_heads = positive_int(j, "num_key_value_heads", where);
+  c.max_position_embeddings = positive_int(j, "max_position_embeddings", where);
+  c.rms_norm_eps = positive_number(j, "rms_norm_eps", where);
+  c.rope_theta = positive_number(j, "rope_theta", where);
+  // head_dim is derived when absent (older configs), as the reference does; it is not a default.
+  if (j.contains("head_dim") && !j["head_dim"].is_null())
+    c.head_dim = positive_int(j, "head_dim", where);
+  else if (c.hidden_size % c.num_attention_heads == 0)
+    c.head_dim = c.hidden_size / c.num_attention_heads;
+  else
+    throw error_at(where, "hidden_size is not divisible by num_attention_heads and no head_dim");
+  if (c.head_dim % 2 != 0) throw error_at(where, "head_dim must be even for RoPE");
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    throw error_at(where, "num_attention_heads must be a multiple of num_key_value_heads");
+  const json& act = require(j, "hidden_act", where);
+  if (act != "silu") throw error_at(where, "hidden_act " + act.dump() + " is not supported (silu)");
+  for (const char* bias : {"attention_bias", "mlp_bias"})
+    if (j.contains(bias) && j[bias].is_boolean() && j[bias].get<bool>())
+      throw error_at(where, std::string("field '") + bias + "' = true is not supported");
+  // Mistral configs must say whether attention is windowed (null = full): the reference library
+  // would silently assume 4096 when the field is missing.
+  if (c.model_type == "mistral") {
+    const json& sw = require(j, "sliding_window", where);
+    if (!sw.is_null()) c.sliding_window = positive_int(j, "sliding_window", where);
+  }
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+    c.rope_scaling = parse_rope_scaling(j["rope_scaling"], where);
+  const json& tie = require(j, "tie_word_embeddings", where);
+  if (!tie.is_boolean()) throw error_at(where, "field 'tie_word_embeddings' must be true or false");
+  c.tie_word_embeddings = tie.get<bool>();
+  c.bos_token_id = parse_token_ids(require(j, "bos_token_id", where), "bos_token_id", where)[0];
+  c.eos_token_ids = parse_token_ids(require(j, "eos_token_id", where), "eos_token_id", where);
+  if (j.contains("torch_dtype") && j["torch_dtype"].is_string())
+    c.torch_dtype = j["torch_dtype"].get<std::string>();
+  return c;
+}
+
+ModelConfig load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw error_at(path, "cannot open config.json");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_config(buffer.str(), path);
+}
+
+std::string config_to_json(const ModelConfig& c) {
+  nlohmann::ordered_json j;
+  j["architectures"] = {c.model_type == "mistral" ? "MistralForCausalLM" : "LlamaForCausalLM"};
+  j["model_type"] = c.model_type;
+  j["vocab_size"] = c.vocab_size;
+  j["hidden_size"] = c.hidden_size;
+  j["intermediate_size"] = c.intermediate_size;
+  j["num_hidden_layers"] = c.num_hidden_layers;
+  j["num_attention_heads"] = c.num_attention_heads;
+  j["num_key_value_heads"] = c.num_key_value_heads;
+  j["head_dim"] = c.head_dim;
+  j["hidden_act"] = "silu";
+  j["max_position_embeddings"] = c.max_position_embeddings;
+  j["rms_norm_eps"] = c.rms_norm_eps;
+  j["rope_theta"] = c.rope_theta;
+  if (c.model_type == "mistral")
+    j["sliding_window"] = c.sliding_window ? nlohmann::ordered_json(*c.sliding_window) : nullptr;
+  if (c.rope_scaling) {
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", c.rope_scaling->factor},
+                         {"low_freq_factor", c.rope_scaling->low_freq_factor},
+                         {"high_freq_factor", c.rope_scaling->high_freq_factor},
+                         {"original_max_position_embeddings",
+                          c.rope_scaling->original_max_position_embeddings}};
+  } else {
+    j["rope_scaling"] = nullptr;
+  }
+  j["tie_word_embeddings"] = c.tie_word_embeddings;
+  j["bos_token_id"] = c.bos_token_id;
+  if (c.eos_token_ids.size() == 1)
+    j["eos_token_id"] = c.eos_token_ids[0];
+  else
+    j["eos_token_id"] = c.eos_token_ids;
+  j["attention_bias"] = false;
+  if (c.model_type == "llama") j["mlp_bias"] = false;
+  j["torch_dtype"] = c.torch_dtype.empty() ? "float32" : c.torch_dtype;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace kvs::model

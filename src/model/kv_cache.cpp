@@ -1,0 +1,66 @@
+#include "model/kv_cache.h"
+
+#include <limits>
+
+#include "core/error.h"
+
+namespace kvs::model {
+
+LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tensor>>& rows,
+                                int64_t extra_capacity) {
+  if (rows.empty()) throw Error("assemble_layer_cache: no rows");
+  const at::Tensor& first = rows.front().first;
+  const int64_t heads = first.size(0), head_dim = first.size(2);
+  int64_t longest = 0;
+  for (const auto& [k, v] : rows) {
+    if (k.dim() != 3 || k.size(0) != heads || k.size(2) != head_dim || !k.sizes().equals(v.sizes()))
+      throw Error("assemble_layer_cache: rows disagree in heads or head_dim");
+    longest = std::max(longest, k.size(1));
+  }
+  const int64_t batch = static_cast<int64_t>(rows.size());
+  LayerCache cache;
+  cache.keys = at::zeros({batch, heads, longest + extra_capacity, head_dim}, first.options());
+  cache.values = at::zeros_like(cache.keys);
+  cache.prefix_len = longest;
+  cache.used = longest;
+  bool padded = false;
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t kept = rows[b].first.size(1);
+    cache.keys[b].narrow(1, longest - kept, kept).copy_(rows[b].first);
+    cache.values[b].narrow(1, longest - kept, kept).copy_(rows[b].second);
+    padded = padded || kept < longest;
+  }
+  if (padded) {
+    cache.prefix_mask = at::zeros({batch, 1, 1, longest}, first.options().dtype(at::kFloat));
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t pad = longest - rows[b].first.size(1);
+      if (pad > 0)
+        cache.prefix_mask[b].narrow(2, 0, pad).fill_(-std::numeric_limits<float>::infinity());
+    }
+  }
+  return cache;
+}
+
+void reserve_decode_slots(DecodeCache& cache, int64_t extra) {
+  for (LayerCache& layer : cache.layers) {
+    const int64_t capacity = layer.keys.size(2);
+    if (capacity - layer.used >= extra) continue;
+    const int64_t grown = std::max(layer.used + extra, capacity * 3 / 2);
+    auto grow = [&](const at::Tensor& t) {
+      at::Tensor bigger = at::zeros({t.size(0), t.size(1), grown, t.size(3)}, t.options());
+      bigger.narrow(2, 0, layer.used).copy_(t.narrow(2, 0, layer.used));
+      return bigger;
+    };
+    layer.keys = grow(layer.keys);
+    layer.values = grow(layer.values);
+  }
+}
+
+int64_t cache_bytes(const DecodeCache& cache) {
+  int64_t bytes = 0;
+  for (const LayerCache& layer : cache.layers)
+    bytes += static_cast<int64_t>(layer.keys.nbytes() + layer.values.nbytes());
+  return bytes;
+}
+
+}  // namespace kvs::model

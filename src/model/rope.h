@@ -1,0 +1,26 @@
+// Rotary position embeddings, half-split convention (element j pairs with j + head_dim/2), with
+// frequencies and tables computed in float32 as the reference does; llama3 frequency scaling.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "model/config.h"
+
+namespace kvs::model {
+
+// [head_dim / 2] float32 inverse frequencies, llama3 scaling applied when configured.
+at::Tensor rope_inverse_frequencies(const ModelConfig& config);
+
+struct RopeTables {
+  at::Tensor cos;  // [count, head_dim] in the run dtype
+  at::Tensor sin;
+};
+
+// Tables for positions start .. start + count - 1.
+RopeTables rope_tables(const at::Tensor& inv_freq, int64_t start, int64_t count,
+                       at::ScalarType dtype, at::Device device);
+
+// x [..., count, head_dim] -> x * cos + rotate_half(x) * sin.
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
+
+}  // namespace kvs::model

@@ -1,0 +1,54 @@
+#include "model/text_generation.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/npy.h"
+#include "model/generate.h"
+#include "model/transformer.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvs::model {
+
+TextGenerationResult generate_text(const TextGenerationRequest& request) {
+  const Transformer model = Transformer::load(request.model_dir, request.load);
+  std::unique_ptr<tokenizer::Tokenizer> tok;
+  if (std::filesystem::exists(std::filesystem::path(request.model_dir) / "tokenizer.model") ||
+      request.prompt_ids.empty())
+    tok = tokenizer::load_tokenizer(request.model_dir);
+
+  TextGenerationResult result;
+  result.prompt_ids = request.prompt_ids.empty()
+                          ? tokenizer::build_prompt_ids(*tok, request.prompt_text,
+                                                        tokenizer::parse_chat_template(request.chat_template))
+                          : request.prompt_ids;
+  const bool dump = !request.dump_logits_path.empty();
+  PrefillOptions prefill;
+  prefill.all_logits = dump;
+  prefill.decode_capacity = request.max_new_tokens;
+  PrefillResult pre = model.prefill(result.prompt_ids, prefill);
+
+  GreedyOptions greedy;
+  greedy.max_new_tokens = request.max_new_tokens;
+  for (int64_t id : model.config().eos_token_ids) greedy.stop_ids.insert(static_cast<int32_t>(id));
+  greedy.collect_logits = dump;
+  const at::Tensor first = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);
+  GreedyResult out = greedy_decode(model, pre.cache, first, greedy);
+  result.generated_ids = out.tokens[0];
+  if (tok) result.text = tok->decode(result.generated_ids, /*skip_special=*/true);
+
+  if (dump) {
+    // Row i holds the logits predicting token i + 1 of prompt + generated: the prompt rows, then
+    // one row per generated token after the first (the first step's row is the last prompt row).
+    const int64_t n = pre.logits.size(0), steps = out.step_logits.size(0);
+    at::Tensor rows = at::cat({pre.logits.to(at::kCPU),
+                               out.step_logits.narrow(0, 1, steps - 1).select(1, 0)})
+                          .contiguous();
+    std::vector<float> data(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
+    write_npy_f32(request.dump_logits_path, {n + steps - 1, rows.size(1)}, data);
+  }
+  return result;
+}
+
+}  // namespace kvs::model

@@ -1,0 +1,166 @@
+#include "model/transformer.h"
+
+#include <c10/core/InferenceMode.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "model/attention.h"
+#include "model/rope.h"
+#include "model/runtime.h"
+
+namespace kvs::model {
+
+namespace {
+
+// RMSNorm as the reference computes it: in float32, cast back, then times the weight.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+at::Tensor swiglu_mlp(const at::Tensor& x, const LayerWeights& w) {
+  return at::linear(at::silu(at::linear(x, w.gate_proj)) * at::linear(x, w.up_proj), w.down_proj);
+}
+
+at::ScalarType resolve_dtype(const std::string& dtype, const std::string& device) {
+  if (dtype == "auto") return device == "cuda" ? at::kHalf : at::kFloat;
+  if (dtype == "f32") return at::kFloat;
+  if (dtype == "f16") return at::kHalf;
+  if (dtype == "bf16") return at::kBFloat16;
+  throw Error("unknown dtype '" + dtype + "' (expected auto, f32, f16 or bf16)");
+}
+
+}  // namespace
+
+Transformer::Transformer(ModelConfig config, Weights weights)
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      inv_freq_(rope_inverse_frequencies(config_)) {}
+
+Transformer Transformer::load(const std::string& model_dir, const LoadOptions& options) {
+  const std::string config_path = (std::filesystem::path(model_dir) / "config.json").string();
+  if (!std::filesystem::exists(config_path))
+    throw error_at(model_dir, "no config.json in the model directory");
+  ModelConfig config = load_config(config_path);
+  const std::string device = resolve_device(options.device);
+  const at::ScalarType dtype = resolve_dtype(options.dtype, device);
+  Weights weights = load_weights(model_dir, config, at::Device(device), dtype);
+  return Transformer(std::move(config), std::move(weights));
+}
+
+at::Tensor Transformer::final_logits(const at::Tensor& hidden) const {
+  return at::linear(rms_norm(hidden, weights_.norm, config_.rms_norm_eps), weights_.lm_head)
+      .to(at::kFloat);
+}
+
+PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
+                                   const PrefillOptions& options) const {
+  c10::InferenceMode inference;
+  const int64_t n = static_cast<int64_t>(ids.size());
+  if (n == 0) throw Error("prefill: empty prompt");
+  if (n > config_.max_position_embeddings)
+    throw Error("prefill: the prompt has " + std::to_string(n) +
+                " tokens, more than max_position_embeddings " +
+                std::to_string(config_.max_position_embeddings));
+  for (int32_t id : ids)
+    if (id < 0 || id >= config_.vocab_size)
+      throw Error("prefill: token id " + std::to_string(id) + " outside the vocabulary of " +
+                  std::to_string(config_.vocab_size));
+  const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads,
+                d = config_.head_dim, block = std::max<int64_t>(1, options.block_size);
+  const at::Tensor token_ids =
+      at::tensor(std::vector<int64_t>(ids.begin(), ids.end()), at::kLong).to(device());
+  at::Tensor x = at::embedding(weights_.embed, token_ids);  // [n, hidden]
+  const RopeTables rope = rope_tables(inv_freq_, 0, n, dtype(), device());
+  PrefillAttentionOptions attention;
+  attention.backend = options.attention;
+  attention.block_size = block;
+  attention.sliding_window = config_.sliding_window;
+  const int64_t window = options.observer ? std::min(options.observer->window(), n) : 0;
+
+  PrefillResult result;
+  if (options.keep_cache) {
+    result.cache.batch = 1;
+    result.cache.next_position = n;
+  }
+  for (int64_t l = 0; l < config_.num_hidden_layers; ++l) {
+    const LayerWeights& w = weights_.layers[l];
+    {
+      const at::Tensor h = rms_norm(x, w.input_norm, config_.rms_norm_eps);
+      const at::Tensor q = apply_rope(at::linear(h, w.q_proj).view({n, heads, d}).transpose(0, 1), rope)
+                               .contiguous();
+      const at::Tensor k =
+          apply_rope(at::linear(h, w.k_proj).view({n, kv_heads, d}).transpose(0, 1), rope).contiguous();
+      const at::Tensor v = at::linear(h, w.v_proj).view({n, kv_heads, d}).transpose(0, 1).contiguous();
+      const at::Tensor attn = prefill_attention(q, k, v, attention);  // [heads, n, d]
+      if (options.observer) {
+        const at::Tensor window_queries = q.narrow(1, n - window, window);
+        options.observer->on_layer(PrefillLayer{l, k, v, window_queries});
+      }
+      if (options.keep_cache)
+        result.cache.layers.push_back(
+            assemble_layer_cache({{k, v}}, options.decode_capacity));
+      x.add_(at::linear(attn.transpose(0, 1).reshape({n, heads * d}), w.o_proj));
+    }
+    // The MLP in row chunks bounds the [rows, intermediate] activations.
+    for (int64_t r0 = 0; r0 < n; r0 += block) {
+      at::Tensor rows = x.narrow(0, r0, std::min(block, n - r0));
+      rows.add_(swiglu_mlp(rms_norm(rows, w.post_norm, config_.rms_norm_eps), w));
+    }
+  }
+  if (options.all_logits) {
+    result.logits = at::empty({n, config_.vocab_size}, at::TensorOptions().dtype(at::kFloat).device(device()));
+    for (int64_t r0 = 0; r0 < n; r0 += block) {
+      const int64_t rows = std::min(block, n - r0);
+      result.logits.narrow(0, r0, rows).copy_(final_logits(x.narrow(0, r0, rows)));
+    }
+  } else {
+    result.logits = final_logits(x.narrow(0, n - 1, 1));
+  }
+  return result;
+}
+
+at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache) const {
+  c10::InferenceMode inference;
+  const int64_t batch = tokens.size(0), t = tokens.size(1);
+  if (batch != cache.batch)
+    throw Error("extend: " + std::to_string(batch) + " token rows for a cache of " +
+                std::to_string(cache.batch) + " rows");
+  if (cache.next_position + t > config_.max_position_embeddings)
+    throw Error("extend: position " + std::to_string(cache.next_position + t) +
+                " exceeds max_position_embeddings " +
+                std::to_string(config_.max_position_embeddings));
+  reserve_decode_slots(cache, t);
+  const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads,
+                d = config_.head_dim;
+  const RopeTables rope = rope_tables(inv_freq_, cache.next_position, t, dtype(), device());
+  at::Tensor x = at::embedding(weights_.embed, tokens.to(device(), at::kLong));  // [batch, t, hidden]
+  for (int64_t l = 0; l < config_.num_hidden_layers; ++l) {
+    const LayerWeights& w = weights_.layers[l];
+    LayerCache& layer = cache.layers[l];
+    const at::Tensor h = rms_norm(x, w.input_norm, config_.rms_norm_eps);
+    const at::Tensor q = apply_rope(at::linear(h, w.q_proj).view({batch, t, heads, d}).transpose(1, 2), rope);
+    at::Tensor k = apply_rope(at::linear(h, w.k_proj).view({batch, t, kv_heads, d}).transpose(1, 2), rope);
+    at::Tensor v = at::linear(h, w.v_proj).view({batch, t, kv_heads, d}).transpose(1, 2);
+    const int64_t cache_heads = layer.keys.size(1);
+    if (cache_heads != kv_heads) {  // a per-query-head cache stores every head's copy
+      k = k.repeat_interleave(cache_heads / kv_heads, 1);
+      v = v.repeat_interleave(cache_heads / kv_heads, 1);
+    }
+    layer.keys.narrow(2, layer.used, t).copy_(k);
+    layer.values.narrow(2, layer.used, t).copy_(v);
+    layer.used += t;
+    // Slots are positions only in an uncompressed cache; only there can a window be measured.
+    const bool slots_are_positions = layer.used == cache.next_position + t && !layer.prefix_mask.defined();
+    const at::Tensor attn =
+        cached_attention(q, layer, slots_are_positions ? config_.sliding_window : std::nullopt);
+    x = x + at::linear(attn.transpose(1, 2).reshape({batch, t, heads * d}), w.o_proj);
+    x = x + swiglu_mlp(rms_norm(x, w.post_norm, config_.rms_norm_eps), w);
+  }
+  cache.next_position += t;
+  return final_logits(x);
+}
+
+}  // namespace kvs::model

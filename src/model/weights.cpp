@@ -1,0 +1,234 @@
+#include "model/weights.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/safetensors.h"
+
+namespace kvs::model {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+at::ScalarType scalar_type_of(DType dtype, const std::string& where) {
+  switch (dtype) {
+    case DType::F32:
+      return at::kFloat;
+    case DType::F16:
+      return at::kHalf;
+    case DType::BF16:
+      return at::kBFloat16;
+    default:
+      throw error_at(where, std::string("dtype ") + dtype_name(dtype) +
+                                " is not a floating-point weight type (F32, F16 or BF16)");
+  }
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Maps each tensor name to the file holding it: the shard index when there is one, else the
+// single model.safetensors.
+class CheckpointFiles {
+ public:
+  explicit CheckpointFiles(const std::string& model_dir) {
+    const fs::path index_path = fs::path(model_dir) / "model.safetensors.index.json";
+    if (fs::exists(index_path)) {
+      read_index(model_dir, index_path.string());
+      return;
+    }
+    const fs::path single = fs::path(model_dir) / "model.safetensors";
+    if (!fs::exists(single))
+      throw error_at(model_dir, "no model.safetensors or model.safetensors.index.json");
+    auto file = std::make_shared<SafetensorsFile>(single.string());
+    for (const auto& t : file->tensors()) owner_[t.name] = file;
+  }
+
+  // The file holding `name`, or nullptr.
+  const SafetensorsFile* find(const std::string& name) const {
+    const auto it = owner_.find(name);
+    return it == owner_.end() ? nullptr : it->second.get();
+  }
+
+ private:
+  void read_index(const std::string& model_dir, const std::string& index_path) {
+    std::ifstream in(index_path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const auto index = nlohmann::json::parse(buffer.str(), nullptr, false);
+    if (index.is_discarded() || !index.is_object())
+      throw error_at(index_path, "not a valid JSON object");
+    if (!index.contains("weight_map") || !index["weight_map"].is_object())
+      throw error_at(index_path, "missing 'weight_map' object");
+    if (index.contains("metadata") && index["metadata"].contains("total_size") &&
+        !index["metadata"]["total_size"].is_number_unsigned() &&
+        !index["metadata"]["total_size"].is_number_integer())
+      throw error_at(index_path, "metadata.total_size is not an integer");
+    std::map<std::string, std::shared_ptr<SafetensorsFile>> shards;
+    for (const auto& [name, shard] : index["weight_map"].items()) {
+      if (!shard.is_string()) throw error_at(index_path, "weight_map['" + name + "'] is not a string");
+      const std::string shard_name = shard.get<std::string>();
+      auto& file = shards[shard_name];
+      if (!file) {
+        const fs::path shard_path = fs::path(model_dir) / shard_name;
+        if (!fs::exists(shard_path))
+          throw error_at(index_path, "shard '" + shard_name + "' (holding '" + name +
+                                         "') is missing from the model directory");
+        file = std::make_shared<SafetensorsFile>(shard_path.string());
+      }
+      if (!file->find(name))
+        throw error_at(file->path(), "the index says it holds '" + name + "' but it does not");
+      owner_[name] = file;
+    }
+  }
+
+  std::map<std::string, std::shared_ptr<SafetensorsFile>> owner_;
+};
+
+class WeightLoader {
+ public:
+  WeightLoader(const CheckpointFiles& files, at::Device device, at::ScalarType dtype,
+               const std::string& model_dir)
+      : files_(files), device_(device), dtype_(dtype), model_dir_(model_dir) {}
+
+  at::Tensor load(const std::string& name, const std::vector<int64_t>& expected_shape) {
+    const SafetensorsFile* file = files_.find(name);
+    if (!file) throw error_at(model_dir_, "checkpoint has no tensor '" + name + "'");
+    const TensorEntry& entry = file->at(name);
+    if (entry.shape != expected_shape)
+      throw error_at(file->path(), "tensor '" + name + "' has shape " + shape_string(entry.shape) +
+                                       " but config.json implies " +
+                                       shape_string(expected_shape));
+    const at::ScalarType stored = scalar_type_of(entry.dtype, file->path() + ": tensor '" + name + "'");
+    // The mapping is read-only and outlives nothing: always copy out of it.
+    const at::Tensor view = at::from_blob(const_cast<uint8_t*>(file->data(entry)), entry.shape,
+                                          at::TensorOptions().dtype(stored));
+    return view.to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true);
+  }
+
+ private:
+  const CheckpointFiles& files_;
+  at::Device device_;
+  at::ScalarType dtype_;
+  std::string model_dir_;
+};
+
+}  // namespace
+
+Weights load_weights(const std::string& model_dir, const ModelConfig& c, at::Device device,
+                     at::ScalarType dtype) {
+  const CheckpointFiles files(model_dir);
+  WeightLoader loader(files, device, dtype, model_dir);
+  const int64_t hidden = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim,
+                kv_dim = c.num_key_value_heads * c.head_dim, inter = c.intermediate_size;
+  Weights w;
+  w.embed = loader.load("model.embed_tokens.weight", {c.vocab_size, hidden});
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    LayerWeights lw;
+    lw.input_norm = loader.load(p + "input_layernorm.weight", {hidden});
+    lw.q_proj = loader.load(p + "self_attn.q_proj.weight", {q_dim, hidden});
+    lw.k_proj = loader.load(p + "self_attn.k_proj.weight", {kv_dim, hidden});
+    lw.v_proj = loader.load(p + "self_attn.v_proj.weight", {kv_dim, hidden});
+    lw.o_proj = loader.load(p + "self_attn.o_proj.weight", {hidden, q_dim});
+    lw.post_norm = loader.load(p + "post_attention_layernorm.weight", {hidden});
+    lw.gate_proj = loader.load(p + "mlp.gate_proj.weight", {inter, hidden});
+    lw.up_proj = loader.load(p + "mlp.up_proj.weight", {inter, hidden});
+    lw.down_proj = loader.load(p + "mlp.down_proj.weight", {hidden, inter});
+    w.layers.push_back(std::move(lw));
+  }
+  w.norm = loader.load("model.norm.weight", {hidden});
+  w.lm_head = c.tie_word_embeddings ? w.embed : loader.load("lm_head.weight", {c.vocab_size, hidden});
+  return w;
+}
+
+namespace {
+
+struct NamedTensor {
+  std::string name;
+  at::Tensor tensor;
+};
+
+std::vector<NamedTensor> named_tensors(const ModelConfig& c, const Weights& w) {
+  std::vector<NamedTensor> out{{"model.embed_tokens.weight", w.embed}};
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    const LayerWeights& lw = w.layers[l];
+    out.push_back({p + "input_layernorm.weight", lw.input_norm});
+    out.push_back({p + "self_attn.q_proj.weight", lw.q_proj});
+    out.push_back({p + "self_attn.k_proj.weight", lw.k_proj});
+    out.push_back({p + "self_attn.v_proj.weight", lw.v_proj});
+    out.push_back({p + "self_attn.o_proj.weight", lw.o_proj});
+    out.push_back({p + "post_attention_layernorm.weight", lw.post_norm});
+    out.push_back({p + "mlp.gate_proj.weight", lw.gate_proj});
+    out.push_back({p + "mlp.up_proj.weight", lw.up_proj});
+    out.push_back({p + "mlp.down_proj.weight", lw.down_proj});
+  }
+  out.push_back({"model.norm.weight", w.norm});
+  if (!c.tie_word_embeddings) out.push_back({"lm_head.weight", w.lm_head});
+  return out;
+}
+
+}  // namespace
+
+void save_weights(const std::string& model_dir, const ModelConfig& config, const Weights& weights,
+                  const std::string& dtype, int64_t max_shard_bytes) {
+  const std::map<std::string, std::pair<DType, at::ScalarType>> dtypes = {
+      {"f32", {DType::F32, at::kFloat}},
+      {"f16", {DType::F16, at::kHalf}},
+      {"bf16", {DType::BF16, at::kBFloat16}}};
+  const auto it = dtypes.find(dtype);
+  if (it == dtypes.end()) throw Error("unknown dtype '" + dtype + "' (expected f32, f16 or bf16)");
+  const auto [file_dtype, scalar] = it->second;
+  fs::create_directories(model_dir);
+
+  // Pack tensors into shards in order; a new shard starts when the next tensor would overflow.
+  std::vector<std::vector<NamedTensor>> shards(1);
+  int64_t shard_bytes = 0, total_bytes = 0;
+  for (auto& nt : named_tensors(config, weights)) {
+    nt.tensor = nt.tensor.to(at::kCPU, scalar).contiguous();
+    const int64_t bytes = nt.tensor.numel() * static_cast<int64_t>(dtype_size(file_dtype));
+    if (shard_bytes > 0 && shard_bytes + bytes > max_shard_bytes) {
+      shards.emplace_back();
+      shard_bytes = 0;
+    }
+    shards.back().push_back(nt);
+    shard_bytes += bytes;
+    total_bytes += bytes;
+  }
+  nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
+  for (size_t s = 0; s < shards.size(); ++s) {
+    std::string file_name = "model.safetensors";
+    if (shards.size() > 1)
+      file_name = strfmt("model-%05zu-of-%05zu.safetensors", s + 1, shards.size());
+    SafetensorsWriter writer;
+    writer.set_metadata("format", "pt");
+    for (const auto& nt : shards[s]) {
+      writer.add(nt.name, file_dtype, nt.tensor.sizes().vec(), nt.tensor.data_ptr(),
+                 static_cast<size_t>(nt.tensor.nbytes()));
+      weight_map[nt.name] = file_name;
+    }
+    writer.write((fs::path(model_dir) / file_name).string());
+  }
+  if (shards.size() > 1) {
+    nlohmann::ordered_json index;
+    index["metadata"] = {{"total_size", total_bytes}};
+    index["weight_map"] = weight_map;
+    std::ofstream out(fs::path(model_dir) / "model.safetensors.index.json");
+    out << index.dump(2) << "\n";
+    if (!out) throw error_at(model_dir, "cannot write model.safetensors.index.json");
+  }
+}
+
+}  // namespace kvs::model
