@@ -6,23 +6,13 @@
 
 #include "core/error.h"
 #include "model/attention.h"
+#include "model/layers.h"
 #include "model/rope.h"
 #include "model/runtime.h"
 
 namespace kvs::model {
 
 namespace {
-
-// RMSNorm as the reference computes it: in float32, cast back, then times the weight.
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  const at::Tensor xf = x.to(at::kFloat);
-  const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
-  return weight * normed.to(x.scalar_type());
-}
-
-at::Tensor swiglu_mlp(const at::Tensor& x, const LayerWeights& w) {
-  return at::linear(at::silu(at::linear(x, w.gate_proj)) * at::linear(x, w.up_proj), w.down_proj);
-}
 
 at::ScalarType resolve_dtype(const std::string& dtype, const std::string& device) {
   if (dtype == "auto") return device == "cuda" ? at::kHalf : at::kFloat;
