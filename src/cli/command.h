@@ -25,4 +25,8 @@ struct CommandRegistration {
 std::vector<std::pair<std::string, CommandSetup>>& registered_commands();
 std::string group_description(const std::string& group);  // help text of "bench", "data", ...
 
+// The command line of this invocation, as typed (recorded with every run).
+const std::string& command_line();
+void record_command_line(int argc, char** argv);
+
 }  // namespace kvs::cli

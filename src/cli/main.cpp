@@ -24,6 +24,16 @@ std::string group_description(const std::string& group) {
   return group + " commands";
 }
 
+namespace {
+std::string invocation;
+}
+
+const std::string& command_line() { return invocation; }
+
+void record_command_line(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) invocation += (i ? " " : "") + std::string(argv[i]);
+}
+
 CommandRegistration::CommandRegistration(const char* name, CommandSetup setup) {
   registered_commands().emplace_back(name, setup);
 }
@@ -31,6 +41,7 @@ CommandRegistration::CommandRegistration(const char* name, CommandSetup setup) {
 }  // namespace kvs::cli
 
 int main(int argc, char** argv) {
+  kvs::cli::record_command_line(argc, argv);
   CLI::App app{"kvsearch: a research harness for KV-cache eviction (diversity-aware, layer-wise)"};
   app.require_subcommand(1);
   bool verbose = false;

@@ -2,6 +2,8 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <cmath>
+
 namespace kvs::model {
 
 GreedyResult greedy_decode(const Transformer& model, DecodeCache& cache,
@@ -17,6 +19,11 @@ GreedyResult greedy_decode(const Transformer& model, DecodeCache& cache,
   reserve_decode_slots(cache, max_new);
   for (int64_t step = 0; step < max_new; ++step) {
     if (options.collect_logits) step_logits.push_back(logits.to(at::kCPU));
+    if (step < options.min_new_tokens && !options.stop_ids.empty()) {
+      logits = logits.clone();
+      for (int32_t id : options.stop_ids)
+        if (id >= 0 && id < logits.size(1)) logits.select(1, id).fill_(-INFINITY);
+    }
     const at::Tensor next = logits.argmax(-1).to(at::kCPU);
     const auto* next_ids = next.data_ptr<int64_t>();
     bool all_done = true;

@@ -14,6 +14,7 @@ namespace kvs::model {
 
 struct GreedyOptions {
   int64_t max_new_tokens = 32;
+  int64_t min_new_tokens = 0;      // stop ids are masked out until this many tokens exist
   std::set<int32_t> stop_ids;      // EOS ids, plus e.g. the newline token for samsum
   bool collect_logits = false;     // keep every step's logits (generate --dump-logits)
 };

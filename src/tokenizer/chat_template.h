@@ -12,11 +12,16 @@ namespace kvs::tokenizer {
 enum class ChatTemplate {
   None,     // BOS + the raw text (what the PyramidKV reference does for Mistral on LongBench)
   Mistral,  // BOS + "[INST] " + text + " [/INST]"
+  // BOS <|start_header_id|> "user" <|end_header_id|> "\n\n" text <|eot_id|>
+  // <|start_header_id|> "assistant" <|end_header_id|> "\n\n", each part encoded on its own as
+  // Meta's ChatFormat does; the text is encoded as given (HF's Jinja template would trim it).
+  Llama3,
 };
 
-ChatTemplate parse_chat_template(const std::string& name);  // "none" | "mistral"
+ChatTemplate parse_chat_template(const std::string& name);  // "none" | "mistral" | "llama3"
 std::string chat_template_name(ChatTemplate t);
 
+// Throws when the tokenizer lacks the special tokens the template needs (llama3 on SentencePiece).
 std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::string& user_text,
                                       ChatTemplate chat_template);
 

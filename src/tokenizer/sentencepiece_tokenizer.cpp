@@ -35,6 +35,9 @@ class SentencePieceTokenizer : public Tokenizer {
       std::string text;
       const auto status = sp_.Decode(run, &text);
       if (!status.ok()) throw Error("tokenizer: cannot decode ids: " + status.ToString());
+      // SentencePiece drops the space of a leading "▁" in every run; HF only at the start of
+      // the text, so a run after a rendered control token keeps it.
+      if (!out.empty() && sp_.IdToPiece(run.front()).rfind("\xE2\x96\x81", 0) == 0) out += ' ';
       out += text;
       run.clear();
     };
@@ -43,14 +46,24 @@ class SentencePieceTokenizer : public Tokenizer {
         throw Error("tokenizer: id " + std::to_string(id) + " outside the vocabulary of " +
                     std::to_string(n));
       if (sp_.IsControl(id)) {
+        // Skipped control tokens do not split the run: HF drops them before decoding the rest.
+        if (skip_special) continue;
         flush();
-        if (!skip_special) out += sp_.IdToPiece(id);
+        out += sp_.IdToPiece(id);
         continue;
       }
       run.push_back(id);
     }
     flush();
     return out;
+  }
+
+  std::optional<int32_t> special_token_id(const std::string& text) const override {
+    const int id = sp_.PieceToId(text);
+    // PieceToId answers unk for unknown text: only a control piece spelled exactly so counts.
+    if (id < 0 || id >= sp_.GetPieceSize() || !sp_.IsControl(id) || sp_.IdToPiece(id) != text)
+      return std::nullopt;
+    return id;
   }
 
   int32_t bos_id() const override { return sp_.bos_id(); }

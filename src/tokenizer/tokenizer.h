@@ -1,9 +1,11 @@
-// One interface for the tokenizers a checkpoint can bring (SentencePiece now, byte-level BPE for
-// Llama-3 later). Torch-free: the LongBench module uses it for truncation.
+// One interface for the tokenizers a checkpoint can bring: SentencePiece (Mistral, Llama-2) and
+// byte-level BPE (Llama-3, tiktoken semantics). Torch-free: the LongBench module uses it for
+// truncation.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,20 +14,48 @@ namespace kvs::tokenizer {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  // Plain text to ids, without BOS or EOS.
+  // Plain text to ids, without BOS or EOS. Text that looks like a special token ("<|eot_id|>",
+  // "</s>") is encoded as ordinary text. The BPE encodes invalid UTF-8 in the input as U+FFFD
+  // (as Python would have read it with errors='replace').
   virtual std::vector<int32_t> encode(const std::string& text) const = 0;
+  // Like encode(), but special-token text in the input becomes that token's id (tiktoken's
+  // allowed_special="all", HF's default). SentencePiece models parse no special tokens in text:
+  // for them this is encode().
+  virtual std::vector<int32_t> encode_with_special(const std::string& text) const {
+    return encode(text);
+  }
   // Ids to text. skip_special drops BOS/EOS/control tokens; otherwise they are rendered as text.
+  // A byte sequence that is not valid UTF-8 (a character cut between tokens) becomes U+FFFD the way
+  // Python's bytes.decode('utf-8', errors='replace') does.
   virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special = true) const = 0;
+  // The id of a special (control) token by its text ("<|eot_id|>", "</s>"), if there is one.
+  virtual std::optional<int32_t> special_token_id(const std::string& text) const = 0;
   virtual int32_t bos_id() const = 0;
   virtual const std::vector<int32_t>& eos_ids() const = 0;
   virtual int32_t vocab_size() const = 0;
-  virtual std::string kind() const = 0;  // "sentencepiece", ...
+  virtual std::string kind() const = 0;  // "sentencepiece" or "bpe"
 };
 
 // SentencePiece model file (tokenizer.model in Mistral/Llama-2 checkpoints).
 std::unique_ptr<Tokenizer> load_sentencepiece(const std::string& path);
 
-// The tokenizer a checkpoint directory holds (tokenizer.model for now).
+// Meta's tiktoken-format tokenizer.model (Llama-3: "<base64 bytes> <rank>" per line) with the
+// Llama-3 pre-tokenizer and Meta's 256 special tokens after the last rank.
+std::unique_ptr<Tokenizer> load_tiktoken(const std::string& path);
+
+// Hugging Face tokenizer.json holding a byte-level BPE (Llama-3's).
+std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& path);
+
+// One tokenizer file, its format told by content: tokenizer.json (JSON), tiktoken text, or
+// SentencePiece protobuf.
+std::unique_ptr<Tokenizer> load_tokenizer_file(const std::string& path);
+
+// The tokenizer file of a checkpoint directory, looked for in this order: tokenizer.model
+// (SentencePiece or tiktoken), tokenizer.json (byte-level BPE), original/tokenizer.model (where
+// HF's Llama-3 checkpoints keep Meta's tiktoken file).
+std::string find_tokenizer_file(const std::string& model_dir);
+
+// load_tokenizer_file(find_tokenizer_file(model_dir)).
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir);
 
 }  // namespace kvs::tokenizer
