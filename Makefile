@@ -22,7 +22,7 @@ test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 demo: build
-	@./$(BUILD_DIR)/kvsearch demo
+	@bash tools/demo.sh ./$(BUILD_DIR)/kvsearch results/demo
 
 clean:
 	rm -rf $(BUILD_DIR)
