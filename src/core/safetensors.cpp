@@ -163,13 +163,13 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       if (t->begin < cursor)
         throw error_at(path, "tensor '" + t->name + "' data_offsets [" + std::to_string(t->begin) +
                                  ", " + std::to_string(t->end) + ") overlap the previous tensor");
-      if (t->begin > cursor)
-        throw error_at(path, "tensor '" + t->name + "' leaves a gap in the data at byte " +
-                                 std::to_string(cursor));
       if (t->end > data_size)
         throw error_at(path, "tensor '" + t->name + "' data_offsets end " +
                                  std::to_string(t->end) + " is past the data section (" +
                                  std::to_string(data_size) + " bytes; truncated?)");
+      if (t->begin > cursor)
+        throw error_at(path, "tensor '" + t->name + "' leaves a gap in the data at byte " +
+                                 std::to_string(cursor));
       cursor = t->end;
     }
     if (cursor != data_size)

@@ -1,0 +1,34 @@
+// The database schema: its version, its creation, and the checks that a file is a kvsearch
+// database this build can read. The tables are documented in README.md next to this file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace kvs::store {
+
+class Connection;
+
+enum class Access { read_write, read_only };
+
+// Kept in PRAGMA user_version. Bump it with every change to the tables, and teach
+// open_database() to migrate the older versions it can.
+constexpr int64_t kSchemaVersion = 1;
+// Kept in PRAGMA application_id ("KVSR"): tells our databases from other SQLite files.
+constexpr int64_t kApplicationId = 0x4B565352;
+
+// Opens a kvsearch database: checks the file's header, sets the connection's pragmas (WAL,
+// foreign keys), creates the schema in a new or empty file (read_write only), and refuses files
+// of other applications and of newer schema versions. read_only refuses a missing file.
+std::unique_ptr<Connection> open_database(const std::string& path, Access access,
+                                          int busy_timeout_ms);
+
+// Checks the first bytes of an existing file: a SQLite header whose recorded size the file
+// actually has. Catches random bytes and truncated copies before SQLite reads any page.
+void check_file_header(const std::string& path);
+
+// SQLite's quick_check: reads every page, O(file size). Throws naming the file when damaged.
+void check_integrity(Connection& connection);
+
+}  // namespace kvs::store

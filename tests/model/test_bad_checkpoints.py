@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Bad checkpoints through the CLI: `kvsearch generate` on each damaged checkpoint must print
+exactly one line on stderr, starting with "error:", naming the damaged file and the problem,
+exit with status 1 (not a signal, not abort), and print no LibTorch stack trace.
+
+The damage is done here with a minimal safetensors header editor (u64 little-endian header length,
+JSON header, data), independent of the project's reader.
+
+Env: KVSEARCH_BIN. Exit status 0 = pass.
+"""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+TRACE_MARKERS = ["Exception raised from", "frame #", "terminate called", "Traceback",
+                 "Aborted", "Segmentation", "core dumped", "what():"]
+
+
+def kvsearch(*args):
+    return subprocess.run([os.environ["KVSEARCH_BIN"], *map(str, args)], capture_output=True, text=True)
+
+
+def read_st(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def write_st(path, header, data):
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def by_offset(header):
+    return sorted((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
+
+
+def edit_header(path, change):
+    header, data = read_st(path)
+    change(header)
+    write_st(path, header, data)
+
+
+def edit_config(path, change):
+    with open(path) as f:
+        config = json.load(f)
+    change(config)
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+
+
+# ---- the damage: each takes the model directory and returns the path the error must name ----
+
+def truncated(d):
+    p = os.path.join(d, "model.safetensors")
+    os.truncate(p, os.path.getsize(p) * 6 // 10)
+    return p
+
+
+def header_length_past_end(d):
+    p = os.path.join(d, "model.safetensors")
+    size = os.path.getsize(p)
+    with open(p, "r+b") as f:
+        f.write(struct.pack("<Q", size + 1000))
+    return p
+
+
+def empty_file(d):
+    p = os.path.join(d, "model.safetensors")
+    open(p, "wb").close()
+    return p
+
+
+def header_not_json(d):
+    p = os.path.join(d, "model.safetensors")
+    with open(p, "r+b") as f:
+        f.seek(8)
+        f.write(b"x")  # the opening brace
+    return p
+
+
+def overlapping_offsets(d):
+    p = os.path.join(d, "model.safetensors")
+
+    def change(h):
+        second = h[by_offset(h)[1]]
+        second["data_offsets"] = [o - 4 for o in second["data_offsets"]]
+    edit_header(p, change)
+    return p
+
+
+def offsets_end_past_data(d):
+    """The last tensor claims one row more than the data section holds (shape and size agree)."""
+    p = os.path.join(d, "model.safetensors")
+
+    def change(h):
+        last = h[by_offset(h)[-1]]
+        row_bytes = 4 * last["shape"][1]
+        last["shape"][0] += 1
+        last["data_offsets"][1] += row_bytes
+    edit_header(p, change)
+    return p
+
+
+def offsets_beyond_data(d):
+    """The last tensor's offsets lie wholly past the end of the data section."""
+    p = os.path.join(d, "model.safetensors")
+
+    def change(h):
+        last = h[by_offset(h)[-1]]
+        b, e = last["data_offsets"]
+        last["data_offsets"] = [b + (1 << 32), e + (1 << 32)]
+    edit_header(p, change)
+    return p
+
+
+def unknown_dtype(d):
+    p = os.path.join(d, "model.safetensors")
+    edit_header(p, lambda h: h["model.norm.weight"].update(dtype="F8_E9M9"))
+    return p
+
+
+def integer_dtype(d):
+    p = os.path.join(d, "model.safetensors")  # same byte count, but not a weight type
+    edit_header(p, lambda h: h["model.norm.weight"].update(dtype="I32"))
+    return p
+
+
+def shape_vs_byte_count(d):
+    p = os.path.join(d, "model.safetensors")
+    edit_header(p, lambda h: h["model.layers.0.self_attn.q_proj.weight"].update(shape=[64, 65]))
+    return p
+
+
+def shape_vs_config_in_header(d):
+    p = os.path.join(d, "model.safetensors")  # same byte count as [64, 64]
+    edit_header(p, lambda h: h["model.layers.1.self_attn.q_proj.weight"].update(shape=[32, 128]))
+    return p
+
+
+def shape_vs_config_json(d):
+    edit_config(os.path.join(d, "config.json"), lambda c: c.update(intermediate_size=128))
+    return os.path.join(d, "model.safetensors")
+
+
+def missing_shard(d):
+    with open(os.path.join(d, "model.safetensors.index.json")) as f:
+        shards = sorted(set(json.load(f)["weight_map"].values()))
+    assert len(shards) >= 3, shards
+    os.remove(os.path.join(d, shards[1]))
+    return os.path.join(d, "model.safetensors.index.json")
+
+
+def malformed_config(d):
+    p = os.path.join(d, "config.json")
+    with open(p) as f:
+        text = f.read()
+    with open(p, "w") as f:
+        f.write(text.replace('"vocab_size":', '"vocab_size" ', 1))  # a missing colon
+    return p
+
+
+def config_missing_rope_theta(d):
+    p = os.path.join(d, "config.json")
+    edit_config(p, lambda c: c.pop("rope_theta"))
+    return p
+
+
+def config_missing_sliding_window(d):
+    p = os.path.join(d, "config.json")
+    edit_config(p, lambda c: c.pop("sliding_window"))
+    return p
+
+
+def config_absent(d):
+    os.remove(os.path.join(d, "config.json"))
+    return d
+
+
+def tensor_absent(d):
+    """Drops lm_head.weight (the last tensor) from header and data alike: a valid file, missing a weight."""
+    p = os.path.join(d, "model.safetensors")
+    header, data = read_st(p)
+    last = by_offset(header)[-1]
+    assert last == "lm_head.weight", last
+    begin = header.pop(last)["data_offsets"][0]
+    write_st(p, header, data[:begin])
+    return d
+
+
+# (name, damage, base checkpoint, regex the problem must match)
+CASES = [
+    ("truncated", truncated, "single", r"truncat|past the (end|data)"),
+    ("header_length_past_end", header_length_past_end, "single", r"header length.*(past|beyond|exceed)"),
+    ("empty_file", empty_file, "single", r"too short|truncat|empty"),
+    ("header_not_json", header_not_json, "single", r"json"),
+    ("overlapping_offsets", overlapping_offsets, "single", r"overlap"),
+    ("offsets_end_past_data", offsets_end_past_data, "single", r"past|beyond|out of range|exceed"),
+    ("offsets_beyond_data", offsets_beyond_data, "single", r"past|beyond|out of range|exceed"),
+    ("unknown_dtype", unknown_dtype, "single", r"unknown dtype.*F8_E9M9"),
+    ("integer_dtype", integer_dtype, "single", r"I32"),
+    ("shape_vs_byte_count", shape_vs_byte_count, "single", r"bytes"),
+    ("shape_vs_config_in_header", shape_vs_config_in_header, "single", r"shape.*\[32, 128\].*config"),
+    ("shape_vs_config_json", shape_vs_config_json, "single", r"shape.*config"),
+    ("missing_shard", missing_shard, "sharded", r"model-00002-of-0000\d\.safetensors.*missing"),
+    ("malformed_config", malformed_config, "single", r"json"),
+    ("config_missing_rope_theta", config_missing_rope_theta, "single", r"missing.*rope_theta"),
+    ("config_missing_sliding_window", config_missing_sliding_window, "single", r"missing.*sliding_window"),
+    ("config_absent", config_absent, "single", r"config\.json"),
+    ("tensor_absent", tensor_absent, "single", r"lm_head\.weight"),
+]
+
+
+def check(number, name, damage, base, problem, tmp):
+    d = os.path.join(tmp, f"case{number:02d}")  # a neutral name: the regexes must not match the path
+    shutil.copytree(base, d)
+    must_name = damage(d)
+    proc = kvsearch("generate", "--model", d, "--token-ids", "1,2,3", "--max-new-tokens", "1")
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    problems = []
+    if proc.returncode != 1:
+        problems.append(f"exit status {proc.returncode} (expected 1; negative = signal)")
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} stderr lines (expected exactly 1)")
+    line = lines[0] if lines else ""
+    if not line.startswith("error:"):
+        problems.append("stderr does not start with 'error:'")
+    if must_name not in line:
+        problems.append(f"the line does not name {must_name}")
+    if not re.search(problem, line.replace(must_name, "<file>").replace(d, "<dir>"), re.IGNORECASE):
+        problems.append(f"the line does not name the problem (/{problem}/)")
+    for marker in TRACE_MARKERS:
+        if marker in proc.stderr or marker in proc.stdout:
+            problems.append(f"output contains '{marker}'")
+    status = "ok  " if not problems else "FAIL"
+    print(f"{status} {name}: rc={proc.returncode} {proc.stderr.strip()!r}")
+    for p in problems:
+        print(f"       - {p}")
+    return [f"{name}: {p}" for p in problems]
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="kvs_bad_ckpt_") as tmp:
+        bases = {"single": os.path.join(tmp, "base1"), "sharded": os.path.join(tmp, "base2")}
+        for args in (["--out", bases["single"]], ["--out", bases["sharded"], "--max-shard-mb", "1"]):
+            proc = kvsearch("make-model", "--preset", "tiny", "--seed", "9", *args)
+            if proc.returncode != 0:
+                print("make-model failed:", proc.stderr)
+                return 1
+        # The undamaged checkpoints work: any error below comes from the damage.
+        for kind, base in bases.items():
+            proc = kvsearch("generate", "--model", base, "--token-ids", "1,2,3", "--max-new-tokens", "1")
+            if proc.returncode != 0:
+                failures.append(f"undamaged {kind} checkpoint fails: {proc.stderr.strip()}")
+        for number, (name, damage, base, problem) in enumerate(CASES):
+            failures += check(number, name, damage, bases[base], problem, tmp)
+    print(f"{len(CASES) - len({f.split(':')[0] for f in failures})}/{len(CASES)} cases pass")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
