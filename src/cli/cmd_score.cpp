@@ -1,0 +1,67 @@
+// kvsearch score: the official LongBench scorer on prediction files.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "longbench/evaluate.h"
+#include "longbench/result_json.h"
+
+namespace {
+
+struct ScoreOptions {
+  std::string dataset;
+  std::string predictions;
+  std::string pred_dir;
+  std::string per_example;
+  bool e = false;
+  bool raw = false;
+  int indent = 4;
+};
+
+void run_score(const ScoreOptions& o) {
+  using namespace kvs::longbench;
+  const ScoreVariant variant = o.raw ? ScoreVariant::Raw : ScoreVariant::Official;
+  std::vector<DatasetResult> results;
+  if (!o.pred_dir.empty()) {
+    results = evaluate_directory(o.pred_dir, o.e, variant);
+  } else if (!o.dataset.empty() && !o.predictions.empty()) {
+    results.push_back(evaluate_file(o.predictions, o.dataset, o.e, variant));
+  } else {
+    throw kvs::Error("score: give --pred-dir DIR, or --dataset NAME with --predictions FILE");
+  }
+  if (!o.per_example.empty()) {
+    std::ofstream out(o.per_example, std::ios::binary);
+    out << per_example_json(results) << "\n";
+    if (!out) throw kvs::error_at(o.per_example, "cannot write the per-example scores");
+  }
+  std::printf("%s\n", result_json(results, o.e, o.indent).c_str());
+}
+
+void setup_score(CLI::App& parent) {
+  auto options = std::make_shared<ScoreOptions>();
+  auto* cmd = parent.add_subcommand(
+      "score", "Score LongBench predictions exactly as the official eval.py (prints result.json)");
+  auto* dataset = cmd->add_option("--dataset", options->dataset, "Dataset of --predictions");
+  auto* predictions = cmd->add_option("--predictions", options->predictions,
+                                      "A prediction file (JSON lines: pred, answers, all_classes, length)");
+  auto* pred_dir = cmd->add_option("--pred-dir", options->pred_dir,
+                                   "Score every <dataset>.jsonl of this directory");
+  dataset->needs(predictions);
+  predictions->needs(dataset);
+  pred_dir->excludes(dataset)->excludes(predictions);
+  cmd->add_flag("--e", options->e, "LongBench-E: scores per length bucket (0-4k, 4-8k, 8k+)");
+  cmd->add_flag("--raw", options->raw,
+                "Score whole outputs, without the first-line rule (the search's dev score)");
+  cmd->add_option("--per-example", options->per_example,
+                  "Also write {dataset: [per-example scores]} to this file");
+  cmd->add_option("--indent", options->indent, "JSON indentation (eval.py uses 4)")
+      ->check(CLI::Range(0, 16));
+  cmd->callback([options] { run_score(*options); });
+}
+
+const kvs::cli::CommandRegistration registration("score", setup_score);
+
+}  // namespace

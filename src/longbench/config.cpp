@@ -1,0 +1,78 @@
+#include "longbench/config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "longbench/dataset.h"
+#include "longbench/format.h"
+
+namespace kvs::longbench {
+
+namespace {
+
+nlohmann::json read_json_object(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) throw error_at(path, "config file not found");
+  std::ifstream in(path, std::ios::binary);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw error_at(path, std::string("malformed JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw error_at(path, "expected a JSON object of dataset -> value");
+  return j;
+}
+
+}  // namespace
+
+std::string prompt_config_path(const std::string& longbench_dir) {
+  return (std::filesystem::path(longbench_dir) / "config" / "dataset2prompt.json").string();
+}
+
+std::string maxlen_config_path(const std::string& longbench_dir) {
+  return (std::filesystem::path(longbench_dir) / "config" / "dataset2maxlen.json").string();
+}
+
+const std::string& Config::prompt_template(const std::string& dataset) const {
+  const auto it = prompt_templates.find(dataset);
+  if (it == prompt_templates.end())
+    throw Error("dataset2prompt.json: no prompt template for '" + dataset + "'");
+  return it->second;
+}
+
+int Config::max_new_tokens_for(const std::string& dataset) const {
+  const auto it = max_new_tokens.find(dataset);
+  if (it == max_new_tokens.end())
+    throw Error("dataset2maxlen.json: no max_new_tokens for '" + dataset + "'");
+  return it->second;
+}
+
+Config load_config(const std::string& longbench_dir) {
+  Config config;
+  const std::string prompt_path = prompt_config_path(longbench_dir);
+  const nlohmann::json prompts = read_json_object(prompt_path);
+  for (const auto& [key, value] : prompts.items()) {
+    if (!value.is_string())
+      throw error_at(prompt_path, "template of '" + key + "' must be a string");
+    config.prompt_templates[key] = value.get<std::string>();
+  }
+  const std::string maxlen_path = maxlen_config_path(longbench_dir);
+  const nlohmann::json maxlens = read_json_object(maxlen_path);
+  for (const auto& [key, value] : maxlens.items()) {
+    if (!value.is_number_integer() || value.get<int64_t>() <= 0 || value.get<int64_t>() > 1 << 20)
+      throw error_at(maxlen_path, "max_new_tokens of '" + key + "' must be a positive integer");
+    config.max_new_tokens[key] = value.get<int>();
+  }
+  for (const auto& d : english_datasets()) {
+    if (!config.prompt_templates.count(d.name))
+      throw error_at(prompt_path, "no prompt template for '" + d.name + "'");
+    template_fields(config.prompt_templates[d.name], prompt_path + ": template of '" + d.name + "'");
+    if (!config.max_new_tokens.count(d.name))
+      throw error_at(maxlen_path, "no max_new_tokens for '" + d.name + "'");
+  }
+  return config;
+}
+
+}  // namespace kvs::longbench

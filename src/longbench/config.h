@@ -1,0 +1,27 @@
+// The official prompt templates and generation lengths, read from the user's LongBench directory:
+// <dir>/config/dataset2prompt.json (dataset -> Python str.format template) and
+// <dir>/config/dataset2maxlen.json (dataset -> max_new_tokens). The project ships neither text.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace kvs::longbench {
+
+struct Config {
+  std::map<std::string, std::string> prompt_templates;
+  std::map<std::string, int> max_new_tokens;
+
+  const std::string& prompt_template(const std::string& dataset) const;  // throws if absent
+  int max_new_tokens_for(const std::string& dataset) const;               // throws if absent
+};
+
+// Loads both files; every English dataset must have a well-formed template (format.h) and a
+// positive max_new_tokens.
+// Errors name the file and the offending key.
+Config load_config(const std::string& longbench_dir);
+
+std::string prompt_config_path(const std::string& longbench_dir);
+std::string maxlen_config_path(const std::string& longbench_dir);
+
+}  // namespace kvs::longbench

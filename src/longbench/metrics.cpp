@@ -1,0 +1,147 @@
+#include "longbench/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "longbench/difflib.h"
+#include "longbench/rouge.h"
+#include "longbench/text.h"
+
+namespace kvs::longbench {
+
+namespace {
+
+bool is_article(std::u32string_view word) { return word == U"a" || word == U"an" || word == U"the"; }
+
+std::vector<std::u32string> normalized_tokens(const std::string& text) {
+  std::u32string kept;
+  for (char32_t c : py_lower(utf8_to_utf32(text)))
+    if (!is_ascii_punctuation(c)) kept.push_back(c);
+  // re.sub(r"\b(a|an|the)\b", " ", ...) replaces exactly the maximal \w runs spelling an article.
+  std::u32string without_articles;
+  size_t i = 0;
+  while (i < kept.size()) {
+    if (!py_is_word_char(kept[i])) {
+      without_articles.push_back(kept[i++]);
+      continue;
+    }
+    const size_t start = i;
+    while (i < kept.size() && py_is_word_char(kept[i])) ++i;
+    const std::u32string_view run(kept.data() + start, i - start);
+    if (is_article(run)) {
+      without_articles.push_back(U' ');
+    } else {
+      without_articles.append(run);
+    }
+  }
+  return py_split_whitespace(without_articles);
+}
+
+// Python's round() of a float to an integer: nearest, ties to even.
+int round_half_even(double x) {
+  const double floor = std::floor(x);
+  const double diff = x - floor;
+  double r = floor;
+  if (diff > 0.5 || (diff == 0.5 && std::fmod(floor, 2.0) != 0.0)) r = floor + 1.0;
+  return static_cast<int>(r);
+}
+
+double share_equal_to(const std::string& prediction, const std::u32string& target) {
+  const auto numbers = find_digit_runs(utf8_to_utf32(prediction));
+  if (numbers.empty()) return 0.0;
+  size_t right = 0;
+  for (const auto& n : numbers)
+    if (n == target) ++right;
+  return static_cast<double>(right) / static_cast<double>(numbers.size());
+}
+
+}  // namespace
+
+std::string normalize_answer(const std::string& text) {
+  std::u32string joined;
+  for (const auto& token : normalized_tokens(text)) {
+    if (!joined.empty()) joined.push_back(U' ');
+    joined += token;
+  }
+  return utf32_to_utf8(joined);
+}
+
+double qa_f1_score(const std::string& prediction, const std::string& ground_truth) {
+  const auto pred = normalized_tokens(prediction);
+  const auto gold = normalized_tokens(ground_truth);
+  std::unordered_map<std::u32string, long> gold_counts;
+  for (const auto& t : gold) ++gold_counts[t];
+  long num_same = 0;
+  for (const auto& t : pred) {
+    auto it = gold_counts.find(t);
+    if (it != gold_counts.end() && it->second > 0) --it->second, ++num_same;
+  }
+  if (num_same == 0) return 0.0;
+  const double precision = 1.0 * static_cast<double>(num_same) / static_cast<double>(pred.size());
+  const double recall = 1.0 * static_cast<double>(num_same) / static_cast<double>(gold.size());
+  return (2 * precision * recall) / (precision + recall);
+}
+
+double rouge_score(const std::string& prediction, const std::string& ground_truth) {
+  return rouge_l_f(prediction, ground_truth);
+}
+
+double classification_score(const std::string& prediction, const std::string& ground_truth,
+                            const std::vector<std::string>& all_classes) {
+  std::vector<std::string> matches;
+  for (const auto& c : all_classes)
+    if (prediction.find(c) != std::string::npos) matches.push_back(c);
+  // `for term in list: ... list.remove(term)`: the iterator's index keeps counting while the
+  // removal (of the first equal element) shifts the rest left.
+  for (size_t index = 0; index < matches.size();) {
+    const std::string term = matches[index++];
+    if (ground_truth.find(term) != std::string::npos && term != ground_truth) {
+      matches.erase(std::find(matches.begin(), matches.end(), term));
+    }
+  }
+  if (std::find(matches.begin(), matches.end(), ground_truth) == matches.end()) return 0.0;
+  return 1.0 / static_cast<double>(matches.size());
+}
+
+double retrieval_score(const std::string& prediction, const std::string& ground_truth) {
+  // The first match of r'Paragraph (\d+)' in the ground truth.
+  const std::u32string gold = utf8_to_utf32(ground_truth);
+  const std::u32string prefix = U"Paragraph ";
+  for (size_t pos = gold.find(prefix); pos != std::u32string::npos; pos = gold.find(prefix, pos + 1)) {
+    size_t end = pos + prefix.size();
+    while (end < gold.size() && py_isdecimal(gold[end])) ++end;
+    if (end > pos + prefix.size())
+      return share_equal_to(prediction, gold.substr(pos + prefix.size(), end - pos - prefix.size()));
+  }
+  throw Error("retrieval_score: the answer '" + ground_truth.substr(0, 80) +
+              "' names no 'Paragraph <number>'");
+}
+
+double count_score(const std::string& prediction, const std::string& ground_truth) {
+  return share_equal_to(prediction, utf8_to_utf32(ground_truth));
+}
+
+int fuzz_ratio(const std::string& a, const std::string& b) {
+  if (a == b) return 100;
+  if (a.empty() || b.empty()) return 0;
+  return round_half_even(100 * difflib_ratio(utf8_to_utf32(a), utf8_to_utf32(b)));
+}
+
+double code_sim_score(const std::string& prediction, const std::string& ground_truth) {
+  const size_t start = prediction.find_first_not_of('\n');
+  std::string chosen;
+  if (start != std::string::npos) {
+    for (const auto& line : py_split_on(std::string_view(prediction).substr(start), '\n')) {
+      if (line.find('`') == std::string::npos && line.find('#') == std::string::npos &&
+          line.find("//") == std::string::npos) {
+        chosen = line;
+        break;
+      }
+    }
+  }
+  return static_cast<double>(fuzz_ratio(chosen, ground_truth)) / 100;
+}
+
+}  // namespace kvs::longbench

@@ -1,0 +1,41 @@
+// The per-answer metrics of the official LongBench metrics.py (English datasets), exactly:
+// same normalization, same tokenization, same float operations in the same order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kvs::longbench {
+
+// normalize_answer: lower-case (Unicode, as str.lower), drop ASCII punctuation, replace the words
+// a/an/the (whole \w runs) by a space, collapse whitespace (str.split semantics).
+std::string normalize_answer(const std::string& text);
+
+// qa_f1_score: token F1 of the normalized texts with multiset overlap; 0 without overlap.
+double qa_f1_score(const std::string& prediction, const std::string& ground_truth);
+
+// rouge_score: ROUGE-L F of pypi rouge 1.0.1 (rouge.h); 0 where the library raises.
+double rouge_score(const std::string& prediction, const std::string& ground_truth);
+
+// classification_score: the classes found in the prediction (in all_classes order), minus those
+// that are a proper substring of the gold label, removed while iterating the list (a removal
+// skips the element after it, as in Python); 1/len when the gold label survives, else 0.
+double classification_score(const std::string& prediction, const std::string& ground_truth,
+                            const std::vector<std::string>& all_classes);
+
+// retrieval_score: the share of digit runs in the prediction equal to the number of the first
+// "Paragraph <digits>" of the ground truth (kvs::Error when there is none: Python would raise).
+double retrieval_score(const std::string& prediction, const std::string& ground_truth);
+
+// count_score: the share of digit runs in the prediction equal to the ground truth.
+double count_score(const std::string& prediction, const std::string& ground_truth);
+
+// fuzzywuzzy 0.18's fuzz.ratio on difflib: 100 if equal, 0 if either is empty, else
+// round-half-even(100 * SequenceMatcher(None, a, b).ratio()).
+int fuzz_ratio(const std::string& a, const std::string& b);
+
+// code_sim_score: the first line of prediction.lstrip('\n') containing none of "`", "#", "//"
+// (else ""), fuzz_ratio against the ground truth, divided by 100.
+double code_sim_score(const std::string& prediction, const std::string& ground_truth);
+
+}  // namespace kvs::longbench

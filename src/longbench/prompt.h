@@ -1,0 +1,62 @@
+// From a LongBench record to the prompt's token ids, as the official pred.py (and the PyramidKV
+// reference built on it) does:
+//   1. fill the dataset's template with the record (str.format, format.h);
+//   2. tokenize the whole text with BOS; when that is longer than the model's max length, keep
+//      the first and the last max_length/2 tokens (integer half), decode each half without special
+//      tokens, join the two strings (middle truncation: instructions sit at both ends);
+//   3. apply the chat template unless it is None or the dataset is on the official skip list
+//      (trec, triviaqa, samsum, lsht, lcc, repobench-p: few-shot or completion prompts);
+//   4. tokenize again: BOS + the (templated) text.
+// Truncation happens before the chat template, so the template is never cut.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "longbench/config.h"
+#include "longbench/dataset.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvs::longbench {
+
+// Max lengths the reference implementation truncates to, by model family.
+constexpr int64_t kMistralMaxLength = 31500;
+constexpr int64_t kLlama3MaxLength = 7500;
+constexpr int64_t kLlama2MaxLength = 3950;
+
+struct PromptOptions {
+  int64_t max_length = kMistralMaxLength;
+  // None for Mistral by default, as the reference implementation runs it.
+  tokenizer::ChatTemplate chat_template = tokenizer::ChatTemplate::None;
+};
+
+struct Prompt {
+  std::string text;  // the filled template after truncation, before any chat template
+  std::vector<int32_t> ids;
+  bool truncated = false;
+  size_t untruncated_length = 0;  // tokens (with BOS) before truncation
+};
+
+// The record's fields a template may use: context, input, dataset, language, _id, length.
+std::map<std::string, std::string> template_fields_of(const Record& record);
+
+// Step 1: the dataset's template filled with the record.
+std::string fill_prompt(const Config& config, const std::string& dataset, const Record& record);
+
+// Step 2 alone: the text unchanged when BOS + its tokens fit in max_length (>= 2), otherwise the
+// joined decoded halves.
+std::string truncate_middle(const tokenizer::Tokenizer& tok, const std::string& text,
+                            int64_t max_length, size_t* untruncated_length = nullptr);
+
+// Step 3's rule: whether `chat_template` is applied to prompts of this dataset.
+bool applies_chat_template(const std::string& dataset, tokenizer::ChatTemplate chat_template);
+
+// Steps 1-4 for one record.
+Prompt build_prompt(const tokenizer::Tokenizer& tok, const Config& config,
+                    const std::string& dataset, const Record& record,
+                    const PromptOptions& options = {});
+
+}  // namespace kvs::longbench

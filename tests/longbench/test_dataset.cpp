@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.h"
+#include "longbench/config.h"
+#include "longbench/dataset.h"
+#include "longbench/evaluate.h"
+#include "longbench/temp_dir.h"
+
+namespace {
+
+using namespace kvs::longbench;
+using kvs::test::TempDir;
+
+const char* kRecord =
+    R"({"input": "Q?", "context": "Some text.", "answers": ["A"], "length": 12, )"
+    R"("dataset": "hotpotqa", "language": "en", "all_classes": null, "_id": "id1"})";
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const kvs::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kRecord;
+  s.replace(s.find(from), from.size(), to);
+  return s;
+}
+
+TEST(Dataset, TheSixteenEnglishDatasets) {
+  const auto& all = english_datasets();
+  ASSERT_EQ(all.size(), 16u);
+  EXPECT_EQ(all.front().name, "narrativeqa");
+  EXPECT_EQ(all.back().name, "repobench-p");
+  size_t with_e = 0;
+  for (const auto& d : all) with_e += d.has_e;
+  EXPECT_EQ(with_e, 13u);
+  EXPECT_EQ(dataset_info("lcc").dev_size, 250u);
+  EXPECT_EQ(dataset_info("multifieldqa_en").official_count, 150u);
+  EXPECT_EQ(dataset_info("passage_retrieval_en").metric, Metric::Retrieval);
+  EXPECT_NE(error_of([] { dataset_info("lsht"); }).find("unknown LongBench dataset 'lsht'"),
+            std::string::npos);
+}
+
+TEST(Dataset, LoadsAndValidatesRecords) {
+  TempDir tmp;
+  const std::string good = tmp.write("data/hotpotqa.jsonl", std::string(kRecord) + "\n" + kRecord + "\n");
+  const auto records = load_dataset(tmp.path().string(), "hotpotqa");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].input, "Q?");
+  EXPECT_EQ(records[0].answers, std::vector<std::string>{"A"});
+  EXPECT_EQ(records[0].length, 12);
+  EXPECT_FALSE(records[0].all_classes.has_value());
+  EXPECT_EQ(records[1].id, "id1");
+
+  const auto bad = [&](const std::string& second_line) {
+    const std::string path = tmp.write("bad.jsonl", std::string(kRecord) + "\n" + second_line + "\n");
+    return error_of([&] { load_records(path); });
+  };
+  const std::string at = (tmp.path() / "bad.jsonl").string() + ":2: ";
+  EXPECT_EQ(bad("{\"input\": ").rfind(at + "malformed JSON", 0), 0u) << bad("{\"input\": ");
+  EXPECT_EQ(bad(with("\"answers\": [\"A\"], ", "")), at + "missing field 'answers'");
+  EXPECT_EQ(bad(with("\"length\": 12", "\"length\": \"12\"")),
+            at + "field 'length' must be an integer (got string)");
+  EXPECT_EQ(bad(with("[\"A\"]", "[1]")), at + "field 'answers' must be a list of strings (got number)");
+  EXPECT_EQ(bad(with("[\"A\"]", "[]")), at + "field 'answers' is an empty list");
+  EXPECT_EQ(bad("[1, 2]"), at + "expected a JSON object, got array");
+  EXPECT_EQ(bad(""), at + "empty line (expected one JSON object per line)");
+  EXPECT_EQ(bad(with("null", "[\"x\", null]")),
+            at + "field 'all_classes' must be a list of strings (got null)");
+  EXPECT_NE(error_of([&] { load_dataset(tmp.path().string(), "qasper"); }).find("file not found"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { load_dataset(tmp.path().string(), "narrativeqa", true); })
+                .find("LongBench-E has no dataset 'narrativeqa'"),
+            std::string::npos);
+}
+
+TEST(Dataset, PredictionLines) {
+  TempDir tmp;
+  const std::string path = tmp.write(
+      "p.jsonl", R"({"pred": "x", "answers": ["y"], "all_classes": ["a", "b"], "length": 5})"
+                 "\n"
+                 R"({"pred": "x", "answers": ["y"], "all_classes": null})"
+                 "\n");
+  const auto lines = load_predictions(path);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(*lines[0].length, 5);
+  EXPECT_FALSE(lines[1].length.has_value());
+  EXPECT_NE(error_of([&] { evaluate_file(path, "hotpotqa", true); })
+                .find(path + ":2: missing field 'length'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { evaluate_file(path, "trec", false); }).find("all_classes is null"),
+            std::string::npos);
+  EXPECT_EQ(evaluate_file(path, "hotpotqa", false).score, 0.0);
+}
+
+TEST(Config, OfficialFilesFromTheSharedDirectory) {
+  const char* shared = std::getenv("KVS_SHARED_DIR");
+  ASSERT_NE(shared, nullptr);
+  const Config config = load_config((std::filesystem::path(shared) / "longbench").string());
+  EXPECT_EQ(config.max_new_tokens_for("narrativeqa"), 128);
+  EXPECT_EQ(config.max_new_tokens_for("multifieldqa_en"), 64);
+  EXPECT_EQ(config.max_new_tokens_for("passage_retrieval_en"), 32);
+  EXPECT_EQ(config.max_new_tokens_for("multi_news"), 512);
+  EXPECT_NE(config.prompt_template("hotpotqa").find("{context}"), std::string::npos);
+}
+
+TEST(Config, MissingOrIncompleteFilesAreErrors) {
+  TempDir tmp;
+  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("dataset2prompt.json: config file not found"),
+            std::string::npos);
+  std::string prompts = "{", maxlen = "{";
+  for (const auto& d : english_datasets()) {
+    if (d.name == "lcc") continue;
+    prompts += "\"" + d.name + "\": \"{context}\",";
+    maxlen += "\"" + d.name + "\": 32,";
+  }
+  prompts += "\"lcc\": \"{context}\"}";
+  maxlen.back() = '}';
+  tmp.write("config/dataset2prompt.json", prompts);
+  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("dataset2maxlen.json: config file not found"),
+            std::string::npos);
+  tmp.write("config/dataset2maxlen.json", maxlen);
+  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("no max_new_tokens for 'lcc'"),
+            std::string::npos);
+  tmp.write("config/dataset2maxlen.json", maxlen.substr(0, maxlen.size() - 1) + ", \"lcc\": \"64\"}");
+  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); })
+                .find("max_new_tokens of 'lcc' must be a positive integer"),
+            std::string::npos);
+}
+
+}  // namespace
