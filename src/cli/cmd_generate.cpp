@@ -1,11 +1,15 @@
-// kvsearch generate: greedy decoding from a checkpoint, optionally dumping every logit row.
+// kvsearch generate: greedy decoding from a checkpoint, optionally dumping every logit row, with
+// the full cache or one evicted by a policy (--policy FILE.json or the --budget/--profile shorthands).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "evict/generation_policy.h"
+#include "evict/policy.h"
 #include "model/text_generation.h"
 
 namespace {
@@ -34,6 +38,11 @@ void setup(CLI::App& parent) {
   auto prompt = std::make_shared<std::string>();
   auto token_ids = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto policy_file = std::make_shared<std::string>();
+  auto budget = std::make_shared<int64_t>(64);
+  auto profile = std::make_shared<std::string>();
+  auto lambda1 = std::make_shared<double>(0.0);
+  auto lambda2 = std::make_shared<double>(0.0);
   cmd->add_option("--model", req->model_dir, "Checkpoint directory")->required();
   auto* p = cmd->add_option("--prompt", *prompt, "Prompt text");
   auto* t = cmd->add_option("--token-ids", *token_ids, "Prompt token ids, comma-separated");
@@ -45,16 +54,34 @@ void setup(CLI::App& parent) {
                   "Write every prompt position's and generated step's logits (float32 .npy)");
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
-  cmd->add_flag("--json", *json, "Print {prompt_ids, generated_ids, text}");
-  cmd->callback([req, prompt, token_ids, json, p, t] {
+  auto* pol = cmd->add_option("--policy", *policy_file, "Evict the prompt's cache with this policy (JSON)");
+  auto* b = cmd->add_option("--budget", *budget, "Cache budget per head (shorthand policies)")
+                ->capture_default_str();
+  auto* prof = cmd->add_option("--profile", *profile, "Shorthand policy: baseline | pyramid | global")
+                   ->check(CLI::IsMember({"baseline", "pyramid", "global"}));
+  auto* l1 = cmd->add_option("--lambda1", *lambda1, "Global lambda1 (with --profile global)");
+  auto* l2 = cmd->add_option("--lambda2", *lambda2, "Global lambda2 (with --profile global)");
+  pol->excludes(prof);
+  cmd->add_flag("--json", *json, "Print {prompt_ids, generated_ids, text, policy}");
+  cmd->callback([=] {
     if (p->count() == 0 && t->count() == 0) throw kvs::Error("give --prompt or --token-ids");
+    if (prof->count() == 0 && (b->count() || l1->count() || l2->count()))
+      throw kvs::Error("--budget, --lambda1 and --lambda2 need --profile");
+    std::optional<kvs::evict::Policy> policy;
+    if (pol->count()) policy = kvs::evict::load_policy(*policy_file);
+    if (prof->count())
+      policy = kvs::evict::shorthand_policy(
+          *budget, *profile, l1->count() ? std::optional<double>(*lambda1) : std::nullopt,
+          l2->count() ? std::optional<double>(*lambda2) : std::nullopt);
+    if (policy) req->compressor = kvs::evict::cache_compressor(*policy);
     if (t->count()) req->prompt_ids = parse_ids(*token_ids);
     else req->prompt_text = *prompt;
     const auto out = kvs::model::generate_text(*req);
     if (*json) {
       nlohmann::json j{{"prompt_ids", out.prompt_ids},
                        {"generated_ids", out.generated_ids},
-                       {"text", out.text}};
+                       {"text", out.text},
+                       {"policy", policy ? kvs::evict::policy_to_json(*policy) : nlohmann::json(nullptr)}};
       std::cout << j.dump() << std::endl;
     } else {
       std::cout << out.text << std::endl;

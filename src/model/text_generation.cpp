@@ -27,7 +27,14 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
   PrefillOptions prefill;
   prefill.all_logits = dump;
   prefill.decode_capacity = request.max_new_tokens;
+  std::unique_ptr<CacheCompressor> compressor;
+  if (request.compressor) {
+    compressor = request.compressor(model.config().num_hidden_layers, request.max_new_tokens);
+    prefill.observer = &compressor->observer();
+    prefill.keep_cache = false;
+  }
   PrefillResult pre = model.prefill(result.prompt_ids, prefill);
+  if (compressor) pre.cache = compressor->take_cache();
 
   GreedyOptions greedy;
   greedy.max_new_tokens = request.max_new_tokens;

@@ -3,12 +3,28 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "model/runtime.h"
 
 namespace kvs::model {
+
+class PrefillObserver;
+struct DecodeCache;
+
+// Eviction plugs in here (evict/generation_policy.h): the compressor watches the prefill layer by
+// layer and hands over the compressed cache that decoding then reads instead of the full one.
+class CacheCompressor {
+ public:
+  virtual ~CacheCompressor() = default;
+  virtual PrefillObserver& observer() = 0;
+  virtual DecodeCache take_cache() = 0;
+};
+using CacheCompressorFactory =
+    std::function<std::unique_ptr<CacheCompressor>(int64_t num_layers, int64_t decode_capacity)>;
 
 struct TextGenerationRequest {
   std::string model_dir;
@@ -17,6 +33,7 @@ struct TextGenerationRequest {
   int64_t max_new_tokens = 32;
   std::string chat_template = "none";
   std::string dump_logits_path;  // float32 [prompt + generated - 1, vocab] .npy when set
+  CacheCompressorFactory compressor;  // unset: decode from the full cache
   LoadOptions load;
 };
 

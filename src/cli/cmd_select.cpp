@@ -1,0 +1,58 @@
+// kvsearch select: run one policy's selection on stored tensors and write the kept positions.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "cli/command.h"
+#include "core/log.h"
+#include "evict/layer_selection.h"
+#include "evict/policy.h"
+#include "evict/selection_io.h"
+
+namespace kvs::cli {
+namespace {
+
+struct SelectOptions {
+  std::string tensors;
+  std::string policy;
+  std::string out;
+  int64_t layer = 0;
+  int64_t num_layers = 32;
+};
+
+void run(const SelectOptions& o) {
+  const evict::Policy policy = evict::load_policy(o.policy);
+  const evict::SelectionInput input = evict::load_selection_input(o.tensors);
+  const at::Tensor kept =
+      evict::select_layer(input.window_queries, input.keys, {policy}, o.layer, o.num_layers)
+          .front();
+  evict::write_kept_json(kept, o.out);
+  log::info(strfmt("select: %lld heads x %lld kept positions of %lld -> %s",
+                   (long long)kept.size(0), (long long)kept.size(1), (long long)input.keys.size(1),
+                   o.out.c_str()));
+}
+
+void setup(CLI::App& parent) {
+  auto options = std::make_shared<SelectOptions>();
+  CLI::App* cmd = parent.add_subcommand(
+      "select",
+      "Run a policy's selection on stored tensors (q_window [heads, W, d], keys "
+      "[kv_heads, n, d]) and write {\"kept\": [[positions per head], ...]}");
+  cmd->add_option("--tensors", options->tensors, "safetensors file with q_window and keys")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--policy", options->policy, "policy JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", options->out, "output JSON file")->required();
+  cmd->add_option("--layer", options->layer, "layer index (pyramid budgets, layer profiles)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--num-layers", options->num_layers, "the model's layer count")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([options] { run(*options); });
+}
+
+const CommandRegistration registration("select", setup);
+
+}  // namespace
+}  // namespace kvs::cli

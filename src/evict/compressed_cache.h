@@ -1,0 +1,64 @@
+// Eviction during prefill. CompressingObserver plugs into Transformer::prefill as its
+// PrefillObserver and, for a BATCH of policies over one prompt, turns each layer's full K/V into
+// one compressed cache row per policy: the window statistics are computed once per layer, each
+// policy selects (layer_selection.h), and the kept entries are gathered and assembled into that
+// layer's LayerCache (row b = policies[b]). The full K/V of the layer is not retained.
+//
+// Usage (the search evaluator, `generate --policy`):
+//   CompressingObserver observer(policies, config.num_hidden_layers, max_new_tokens);
+//   options.observer = &observer; options.keep_cache = false;
+//   auto result = model.prefill(ids, options);        // first token from full attention
+//   model::DecodeCache cache = observer.take_cache();  // then greedy_decode(model, cache, ...)
+//
+// Layout: kept entries in ascending position order, the W window tokens last; decode tokens are
+// appended, never evicted; next_position = the prompt length (RoPE continues from the original
+// prompt, kept keys keep their rotation). A prompt shorter than a policy's budget keeps everything.
+// All policies of one batch share the window W and the granularity, so every row has the same
+// cache_heads: num_attention_heads (query_head, K/V repeated per query head) or
+// num_key_value_heads (kv_head).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "evict/policy.h"
+#include "model/kv_cache.h"
+#include "model/transformer.h"
+
+namespace kvs::evict {
+
+class CompressingObserver final : public model::PrefillObserver {
+ public:
+  // num_layers: the model's layer count (pyramid budgets and profiles depend on it).
+  // decode_capacity: slots reserved in every layer for the tokens still to be decoded.
+  CompressingObserver(std::vector<Policy> policies, int64_t num_layers, int64_t decode_capacity);
+
+  int64_t window() const override { return window_; }
+  void on_layer(const model::PrefillLayer& layer) override;
+
+  // The assembled cache once every layer was seen (throws otherwise); leaves the observer empty.
+  model::DecodeCache take_cache();
+
+  const std::vector<Policy>& policies() const { return policies_; }
+  // Per policy: prompt entries kept per cache head, summed over the layers seen.
+  const std::vector<int64_t>& kept_entries() const { return kept_entries_; }
+
+ private:
+  std::vector<Policy> policies_;
+  int64_t num_layers_;
+  int64_t decode_capacity_;
+  int64_t window_;
+  model::DecodeCache cache_;
+  std::vector<bool> seen_;
+  std::vector<int64_t> kept_entries_;
+};
+
+// The kept entries of one row: keys/values [kv_heads, n, d], kept [cache_heads, k] positions
+// (cache head h reads KV head h / (cache_heads / kv_heads)) -> two [cache_heads, k, d] tensors.
+std::pair<at::Tensor, at::Tensor> gather_kept(const at::Tensor& keys, const at::Tensor& values,
+                                              const at::Tensor& kept);
+
+}  // namespace kvs::evict

@@ -1,0 +1,353 @@
+#include "evict/greedy_select.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "evict/tensor_checks.h"
+#include "evict/topk_select.h"
+
+#ifdef KVS_WITH_KERNELS
+#include "kernels/evict_kernels.h"
+#endif
+
+// The admission loop is dominated by float dot products; on x86-64 GCC also compiles an AVX2
+// clone of it and picks one by CPU feature at load time, so the binary still runs on any x86-64.
+// (No FMA: the clones then round identically, whichever one a machine runs.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KVS_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KVS_VECTOR_CLONES
+#endif
+
+namespace kvs::evict {
+
+namespace {
+
+constexpr float kMinDenominator = 1e-12f;  // clamps max s and key norms away from 0
+
+// Eight float lanes (GCC/Clang vector extension): one AVX register, or two SSE ones.
+typedef float Lanes __attribute__((vector_size(32)));
+
+// By reference: returning an AVX-sized value would tie the function to one ABI.
+inline void load_lanes(Lanes& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+
+inline float sum_lanes(const Lanes& a) {
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+// Lane-wise products summed in a fixed order, so every clone and dot4 round identically.
+inline float dot(const float* a, const float* b, int64_t d) {
+  Lanes acc = {}, va, vb;
+  int64_t i = 0;
+  for (; i + 8 <= d; i += 8) {
+    load_lanes(va, a + i);
+    load_lanes(vb, b + i);
+    acc += va * vb;
+  }
+  float sum = sum_lanes(acc);
+  for (; i < d; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// x against four vectors in one sweep (x is read once); each result is the same float as
+// dot(x, y[k]).
+inline void dot4(const float* x, const float* const y[4], int64_t d, float out[4]) {
+  Lanes acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {}, xv, yv;
+  int64_t i = 0;
+  for (; i + 8 <= d; i += 8) {
+    load_lanes(xv, x + i);
+    load_lanes(yv, y[0] + i);
+    acc0 += xv * yv;
+    load_lanes(yv, y[1] + i);
+    acc1 += xv * yv;
+    load_lanes(yv, y[2] + i);
+    acc2 += xv * yv;
+    load_lanes(yv, y[3] + i);
+    acc3 += xv * yv;
+  }
+  out[0] = sum_lanes(acc0);
+  out[1] = sum_lanes(acc1);
+  out[2] = sum_lanes(acc2);
+  out[3] = sum_lanes(acc3);
+  for (int k = 0; k < 4; ++k) {
+    for (int64_t e = i; e < d; ++e) out[k] += x[e] * y[k][e];
+  }
+}
+
+// Scratch space of one row, reused across the rows a thread handles.
+struct RowWorkspace {
+  std::vector<float> corr;         // max(0, max cos) against the admitted keys folded in so far
+  std::vector<int64_t> remaining;  // eager loop: candidates not admitted, ascending
+  std::vector<int64_t> seen;       // lazy loop: how many admitted keys corr[i] accounts for
+  std::vector<std::pair<float, int64_t>> heap;  // lazy loop: (objective bound, candidate)
+};
+
+// lambda2 > 0: each admission updates corr of every remaining candidate (four per sweep of the
+// admitted key) and finds the next argmax in the same pass. Strict '>' in ascending candidate
+// index is the tie rule.
+KVS_VECTOR_CLONES
+void admit_eager(const float* keys, const float* score, int64_t candidates, int64_t d,
+                 int64_t count, float lambda2, int64_t* picked, RowWorkspace& ws) {
+  float* corr = ws.corr.data();
+  std::fill(corr, corr + candidates, 0.0f);
+  auto& remaining = ws.remaining;
+  remaining.resize(static_cast<size_t>(candidates));
+  for (int64_t i = 0; i < candidates; ++i) remaining[static_cast<size_t>(i)] = i;
+  int64_t best = 0;
+  for (int64_t i = 1; i < candidates; ++i) {
+    if (score[i] > score[best]) best = i;
+  }
+  for (int64_t t = 0; t < count; ++t) {
+    picked[t] = best;
+    remaining.erase(std::lower_bound(remaining.begin(), remaining.end(), best));
+    if (t + 1 == count) break;
+    const float* admitted = keys + best * d;
+    int64_t next = -1;
+    float next_objective = 0;
+    const auto consider = [&](int64_t i, float cosine) {
+      corr[i] = std::max(corr[i], cosine);
+      const float objective = score[i] + lambda2 * corr[i];
+      if (next < 0 || objective > next_objective) {
+        next = i;
+        next_objective = objective;
+      }
+    };
+    const size_t size = remaining.size();
+    size_t r = 0;
+    for (; r + 4 <= size; r += 4) {
+      const int64_t* i = remaining.data() + r;
+      const float* const others[4] = {keys + i[0] * d, keys + i[1] * d, keys + i[2] * d,
+                                      keys + i[3] * d};
+      float cosines[4];
+      dot4(admitted, others, d, cosines);
+      for (int k = 0; k < 4; ++k) consider(i[k], cosines[k]);
+    }
+    for (; r < size; ++r) consider(remaining[r], dot(admitted, keys + remaining[r] * d, d));
+    best = next;
+  }
+}
+
+// lambda2 < 0: corr only grows as keys are admitted, so an objective computed from a stale corr
+// is an upper bound of the current one (lazy greedy). Candidates wait in a heap ordered by
+// (bound descending, index ascending); the top is refreshed against the keys admitted since its
+// last refresh (until it falls behind the runner-up) until a fresh one is on top, which is then
+// exactly the eager loop's choice, ties included: any other candidate's true objective is <= its
+// bound, which ranks after the top.
+// Same dot products, same floats: the result equals admit_eager's bit for bit.
+KVS_VECTOR_CLONES
+void admit_lazy(const float* keys, const float* score, int64_t candidates, int64_t d, int64_t count,
+                float lambda2, int64_t* picked, RowWorkspace& ws) {
+  float* corr = ws.corr.data();
+  int64_t* seen = ws.seen.data();
+  auto& heap = ws.heap;
+  // std::*_heap keeps the "largest" on top: the worse entry is the smaller one.
+  const auto worse = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
+    return a.first < b.first || (a.first == b.first && a.second > b.second);
+  };
+  heap.clear();
+  for (int64_t i = 0; i < candidates; ++i) {
+    corr[i] = 0.0f;
+    seen[i] = 0;
+    heap.emplace_back(score[i], i);  // corr = 0: the objective is the score
+  }
+  std::make_heap(heap.begin(), heap.end(), worse);
+  for (int64_t t = 0; t < count;) {
+    std::pop_heap(heap.begin(), heap.end(), worse);
+    const int64_t i = heap.back().second;
+    if (seen[i] == t) {  // fresh: admitted
+      heap.pop_back();
+      picked[t++] = i;
+      continue;
+    }
+    // Fold in the keys admitted since the last refresh, four at a time, and stop as soon as the
+    // bound falls behind the runner-up: the rest can wait (the bound stays an upper bound).
+    const float* key = keys + i * d;
+    const bool has_runner_up = heap.size() > 1;
+    const std::pair<float, int64_t> runner_up = has_runner_up ? heap.front() : heap.back();
+    int64_t j = seen[i];
+    while (j < t) {
+      if (j + 4 <= t) {
+        const float* const admitted[4] = {keys + picked[j] * d, keys + picked[j + 1] * d,
+                                          keys + picked[j + 2] * d, keys + picked[j + 3] * d};
+        float cosines[4];
+        dot4(key, admitted, d, cosines);
+        corr[i] = std::max({corr[i], cosines[0], cosines[1], cosines[2], cosines[3]});
+        j += 4;
+      } else {
+        corr[i] = std::max(corr[i], dot(key, keys + picked[j] * d, d));
+        ++j;
+      }
+      heap.back().first = score[i] + lambda2 * corr[i];
+      if (has_runner_up && worse(heap.back(), runner_up)) break;
+    }
+    seen[i] = j;
+    std::push_heap(heap.begin(), heap.end(), worse);
+  }
+}
+
+void admit_row(const float* keys, const float* score, int64_t candidates, int64_t d, int64_t count,
+               float lambda2, int64_t* picked, RowWorkspace& ws) {
+  ws.corr.resize(static_cast<size_t>(candidates));
+  ws.seen.resize(static_cast<size_t>(candidates));
+  if (lambda2 == 0.0f) {
+    // The objective is s~ itself, which the candidates' rank order already sorts (ties to the
+    // lower index): the admission order is the candidate order.
+    for (int64_t t = 0; t < count; ++t) picked[t] = t;
+  } else if (lambda2 < 0.0f) {
+    admit_lazy(keys, score, candidates, d, count, lambda2, picked, ws);
+  } else {
+    admit_eager(keys, score, candidates, d, count, lambda2, picked, ws);
+  }
+}
+
+void check_admission_inputs(const at::Tensor& unit_keys, const at::Tensor& scores,
+                            const at::Tensor& candidates, const at::Tensor& counts,
+                            const at::Tensor& lambda2) {
+  check_float_tensor(unit_keys, "unit_keys", 3, "[rows, candidates, head_dim]");
+  check_float_tensor(scores, "candidate scores", 2, "[rows, candidates]");
+  const int64_t rows = unit_keys.size(0), width = unit_keys.size(1);
+  if (scores.size(0) != rows || scores.size(1) != width) {
+    throw error_at("candidate scores", "shape " + shape_string(scores) +
+                                           " does not match unit_keys " + shape_string(unit_keys));
+  }
+  for (const auto& [t, name] : {std::pair<const at::Tensor&, const char*>{candidates, "candidates"},
+                                {counts, "counts"},
+                                {lambda2, "lambda2"}}) {
+    if (t.dim() != 1 || t.size(0) != rows) {
+      throw error_at(name,
+                     strfmt("expected [%lld], got %s", (long long)rows, shape_string(t).c_str()));
+    }
+  }
+  const at::Tensor c = candidates.cpu(), k = counts.cpu();
+  if ((c < 0).any().item<bool>() || (c > width).any().item<bool>() || (k < 0).any().item<bool>() ||
+      (k > c).any().item<bool>()) {
+    throw error_at("counts",
+                   "every row needs 0 <= count <= candidates <= " + std::to_string(width));
+  }
+}
+
+}  // namespace
+
+at::Tensor admit_greedy(const at::Tensor& unit_keys, const at::Tensor& scores,
+                        const at::Tensor& candidates, const at::Tensor& counts,
+                        const at::Tensor& lambda2) {
+  check_admission_inputs(unit_keys, scores, candidates, counts, lambda2);
+#ifdef KVS_WITH_KERNELS
+  if (unit_keys.is_cuda())
+    return kernels::greedy_admit_cuda(unit_keys, scores, candidates, counts, lambda2);
+#endif
+  // The CPU loop (also for device tensors when the kernels are not built).
+  const int64_t rows = unit_keys.size(0), width = unit_keys.size(1), d = unit_keys.size(2);
+  const at::Tensor keys = unit_keys.to(at::kFloat).cpu().contiguous();
+  const at::Tensor s = scores.to(at::kFloat).cpu().contiguous();
+  const at::Tensor c = candidates.to(at::kLong).cpu().contiguous();
+  const at::Tensor k = counts.to(at::kLong).cpu().contiguous();
+  const at::Tensor l2 = lambda2.to(at::kFloat).cpu().contiguous();
+  const int64_t max_count = rows ? k.max().item<int64_t>() : 0;
+  at::Tensor picked = at::full({rows, max_count}, -1, at::kLong);
+  const float* kp = keys.data_ptr<float>();
+  const float* sp = s.data_ptr<float>();
+  const int64_t* cp = c.data_ptr<int64_t>();
+  const int64_t* np = k.data_ptr<int64_t>();
+  const float* lp = l2.data_ptr<float>();
+  int64_t* pp = picked.data_ptr<int64_t>();
+  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    RowWorkspace workspace;
+    for (int64_t r = begin; r < end; ++r) {
+      admit_row(kp + r * width * d, sp + r * width, cp[r], d, np[r], lp[r], pp + r * max_count,
+                workspace);
+    }
+  });
+  return picked.to(unit_keys.device());
+}
+
+namespace {
+
+// The CPU path, fused per row: rank the candidates, normalise their scores and keys into the
+// thread's workspace, admit, and write the admitted positions in ascending order. No tensor of
+// candidate keys is materialised.
+void select_greedy_cpu(const at::Tensor& scores, const at::Tensor& keys, int64_t count,
+                       float lambda2, int64_t width, at::Tensor& out) {
+  const int64_t rows = scores.size(0), m = scores.size(1);
+  const int64_t n = keys.size(1), d = keys.size(2), group = rows / keys.size(0);
+  const at::Tensor s = scores.to(at::kFloat).contiguous();
+  const at::Tensor k = keys.to(at::kFloat).contiguous();
+  const float* sp = s.data_ptr<float>();
+  const float* kp = k.data_ptr<float>();
+  int64_t* op = out.data_ptr<int64_t>();
+  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    RowWorkspace ws;
+    std::vector<int64_t> ranked(static_cast<size_t>(width)), picked(static_cast<size_t>(count));
+    std::vector<float> unit(static_cast<size_t>(width * d)), normalized(static_cast<size_t>(width));
+    for (int64_t r = begin; r < end; ++r) {
+      const float* row = sp + r * m;
+      rank_top_row(row, m, width, ranked.data());
+      const float denominator = std::max(row[ranked[0]], kMinDenominator);  // the row's max
+      const float* head_keys = kp + (r / group) * n * d;
+      for (int64_t c = 0; c < width; ++c) {
+        normalized[c] = row[ranked[c]] / denominator;
+        const float* key = head_keys + ranked[c] * d;
+        const float norm = std::max(std::sqrt(dot(key, key, d)), kMinDenominator);
+        for (int64_t e = 0; e < d; ++e) unit[c * d + e] = key[e] / norm;
+      }
+      admit_row(unit.data(), normalized.data(), width, d, count, lambda2, picked.data(), ws);
+      int64_t* positions = op + r * count;
+      for (int64_t t = 0; t < count; ++t) positions[t] = ranked[picked[t]];
+      std::sort(positions, positions + count);
+    }
+  });
+}
+
+}  // namespace
+
+at::Tensor select_greedy(const at::Tensor& scores, const at::Tensor& keys, int64_t count,
+                         double lambda2, int64_t candidate_factor) {
+  check_float_tensor(scores, "scores", 2, "[rows, tokens]");
+  check_float_tensor(keys, "keys", 3, "[kv_heads, n, head_dim]");
+  const int64_t rows = scores.size(0), m = scores.size(1);
+  const int64_t kv_heads = keys.size(0), n = keys.size(1), d = keys.size(2);
+  if (kv_heads == 0 || rows % kv_heads != 0 || m > n) {
+    throw error_at("greedy selection",
+                   "scores " + shape_string(scores) + " do not fit keys " + shape_string(keys));
+  }
+  if (count < 0 || count > m) {
+    throw error_at("greedy selection",
+                   strfmt("cannot select %lld of %lld tokens", (long long)count, (long long)m));
+  }
+  if (candidate_factor < 1) throw error_at("greedy selection", "candidate_factor must be >= 1");
+  const int64_t width = std::min(m, candidate_factor * count);
+  if (scores.is_cpu()) {
+    at::Tensor out = at::empty({rows, count}, at::kLong);
+    if (count > 0) select_greedy_cpu(scores, keys, count, static_cast<float>(lambda2), width, out);
+    return out;
+  }
+
+  // Device tensors: the same steps as tensor operations, then the admission kernel.
+  const at::Tensor ranked = rank_top(scores, width);  // [rows, width], rank order
+  if (count == 0) return ranked.narrow(1, 0, 0);
+  const at::Tensor s = scores.to(at::kFloat);
+  const at::Tensor denominator = s.amax(1, /*keepdim=*/true).clamp_min(kMinDenominator);
+  const at::Tensor normalized = s.gather(1, ranked).div(denominator);
+  // Row r's candidate keys from KV head r / group, normalised once.
+  const int64_t group = rows / kv_heads;
+  const at::Tensor head = at::arange(rows, ranked.options()).div(group, "floor").unsqueeze(1);
+  const at::Tensor flat = (head * n + ranked).reshape({-1});
+  at::Tensor unit =
+      keys.reshape({kv_heads * n, d}).index_select(0, flat).to(at::kFloat).view({rows, width, d});
+  unit = unit / at::linalg_vector_norm(unit, 2, {2}, /*keepdim=*/true).clamp_min(kMinDenominator);
+
+  const auto row_options = at::TensorOptions().dtype(at::kLong).device(scores.device());
+  const at::Tensor picked = admit_greedy(unit, normalized, at::full({rows}, width, row_options),
+                                         at::full({rows}, count, row_options),
+                                         at::full({rows}, lambda2, row_options.dtype(at::kFloat)));
+  return std::get<0>(ranked.gather(1, picked).sort(1));
+}
+
+}  // namespace kvs::evict

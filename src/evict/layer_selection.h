@@ -1,0 +1,31 @@
+// Which prompt positions each policy keeps on one layer: the policy's base score, its budget for
+// the layer, its selector (top-k or greedy), then the W window positions on top. This is the whole
+// eviction decision on plain tensors; the compressed cache and `kvsearch select` both call it.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "evict/policy.h"
+#include "evict/window_stats.h"
+
+namespace kvs::evict {
+
+// Per policy: [cache_heads, kept] int64 on the keys' device, ascending, the W window positions
+// last. A prompt shorter than the budget keeps every position. The window statistics are computed
+// once, and only when some policy compresses. window_queries [heads, W, head_dim] must have the
+// policies' window W; keys [kv_heads, n, head_dim].
+std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
+                                     const std::vector<Policy>& policies, int64_t layer,
+                                     int64_t num_layers);
+
+// The building blocks, for callers that time them separately (bench select):
+// `count` positions of [0, n - W) chosen by the policy's selector, [cache_heads, count] ascending.
+at::Tensor select_tokens(const WindowStats& stats, const at::Tensor& keys, const Policy& policy,
+                         int64_t count, int64_t layer, int64_t num_layers);
+// selected [rows, count] + the window positions n - W .. n - 1 of every row.
+at::Tensor append_window(const at::Tensor& selected, int64_t prompt_length, int64_t window);
+
+}  // namespace kvs::evict

@@ -1,0 +1,22 @@
+// The base score of one policy on one layer (REFERENCE.md §1-2):
+//   s_i = [terms.mean] mu_i + [terms.dispersion] lambda1 * sigma_i      per query head,
+// reduced over each query-head group (mean or max) for kv_head granularity, then pooled along the
+// tokens with the policy's kernel and stride 1 (max: -inf padding; avg: zero padding counted, as
+// the reference's avg_pool1d). The combined score is pooled (our choice). The reference ranks by
+// the SUM over window queries; we use the mean, which ranks identically (up to float rounding).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "evict/policy.h"
+#include "evict/window_stats.h"
+
+namespace kvs::evict {
+
+// Rows of a policy's selection and cache: query heads, or KV heads for kv_head granularity.
+int64_t cache_heads(const Policy& policy, int64_t heads, int64_t kv_heads);
+
+// [cache_heads, n - W] float32, on the statistics' device.
+at::Tensor base_scores(const WindowStats& stats, const Policy& policy, double lambda1);
+
+}  // namespace kvs::evict

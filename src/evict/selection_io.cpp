@@ -1,0 +1,94 @@
+#include "evict/selection_io.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/safetensors.h"
+#include "evict/tensor_checks.h"
+
+namespace kvs::evict {
+
+namespace {
+
+at::Tensor read_float_tensor(const SafetensorsFile& file, const std::string& name, int64_t rank,
+                             const std::string& layout) {
+  const std::string where = file.path() + ": tensor \"" + name + "\"";
+  const TensorEntry* entry = file.find(name);
+  if (!entry) throw error_at(where, "missing (expected " + layout + ")");
+  if (static_cast<int64_t>(entry->shape.size()) != rank) {
+    throw error_at(where, strfmt("expected %lld dimensions %s, got %zu", (long long)rank,
+                                 layout.c_str(), entry->shape.size()));
+  }
+  for (const int64_t size : entry->shape) {
+    if (size < 1)
+      throw error_at(where, "has an empty dimension " + shape_string(at::empty(entry->shape)));
+  }
+  at::ScalarType type;
+  switch (entry->dtype) {
+    case DType::F32:
+      type = at::kFloat;
+      break;
+    case DType::F16:
+      type = at::kHalf;
+      break;
+    case DType::BF16:
+      type = at::kBFloat16;
+      break;
+    default:
+      throw error_at(where,
+                     std::string("dtype ") + dtype_name(entry->dtype) + " is not F32, F16 or BF16");
+  }
+  // The mapping is read-only: copy out of it while converting to float32.
+  const at::Tensor view = at::from_blob(const_cast<uint8_t*>(file.data(*entry)), entry->shape,
+                                        at::TensorOptions().dtype(type));
+  const at::Tensor t = view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  try {
+    check_finite(t, name);
+  } catch (const Error& e) {
+    throw error_at(file.path(), e.what());
+  }
+  return t;
+}
+
+}  // namespace
+
+SelectionInput load_selection_input(const std::string& path) {
+  const SafetensorsFile file(path);
+  SelectionInput in;
+  in.window_queries = read_float_tensor(file, "q_window", 3, "[heads, W, head_dim]");
+  in.keys = read_float_tensor(file, "keys", 3, "[kv_heads, n, head_dim]");
+  const int64_t heads = in.window_queries.size(0), window = in.window_queries.size(1);
+  const int64_t kv_heads = in.keys.size(0), n = in.keys.size(1);
+  if (in.window_queries.size(2) != in.keys.size(2)) {
+    throw error_at(path, strfmt("q_window head_dim %lld differs from keys head_dim %lld",
+                                (long long)in.window_queries.size(2), (long long)in.keys.size(2)));
+  }
+  if (kv_heads == 0 || heads % kv_heads != 0) {
+    throw error_at(path,
+                   strfmt("q_window has %lld heads, not a multiple of the %lld KV heads of keys",
+                          (long long)heads, (long long)kv_heads));
+  }
+  if (window < 1 || n <= window) {
+    throw error_at(path, strfmt("keys has %lld tokens, q_window %lld window rows: need n > W >= 1",
+                                (long long)n, (long long)window));
+  }
+  return in;
+}
+
+void write_kept_json(const at::Tensor& kept, const std::string& path) {
+  const at::Tensor k = kept.to(at::kLong).cpu().contiguous();
+  nlohmann::json rows = nlohmann::json::array();
+  const int64_t* p = k.data_ptr<int64_t>();
+  for (int64_t r = 0; r < k.size(0); ++r) {
+    rows.push_back(std::vector<int64_t>(p + r * k.size(1), p + (r + 1) * k.size(1)));
+  }
+  std::ofstream out(path);
+  if (!out) throw error_at(path, "cannot open for writing");
+  out << nlohmann::json{{"kept", rows}}.dump() << "\n";
+  if (!out) throw error_at(path, "write failed");
+}
+
+}  // namespace kvs::evict

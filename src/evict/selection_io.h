@@ -1,0 +1,26 @@
+// `kvsearch select` on stored tensors: reading the window queries and keys of one layer from a
+// safetensors file, and writing the kept positions as JSON, so that anyone can check our
+// selection against another implementation.
+//   input:  q_window [heads, W, head_dim], keys [kv_heads, n, head_dim] (F32, F16 or BF16)
+//   output: {"kept": [[positions of cache head 0], ...]}, ascending, window positions included
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+namespace kvs::evict {
+
+struct SelectionInput {
+  at::Tensor window_queries;  // [heads, W, head_dim] float32
+  at::Tensor keys;            // [kv_heads, n, head_dim] float32
+};
+
+// Checks ranks, dtypes, matching head counts and head_dim, n > W and finiteness; every error is
+// one line naming the file and the tensor.
+SelectionInput load_selection_input(const std::string& path);
+
+// kept [rows, k] int64 -> {"kept": [[...], ...]} written to path.
+void write_kept_json(const at::Tensor& kept, const std::string& path);
+
+}  // namespace kvs::evict

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""`kvsearch generate` with eviction, through the built binary on a tiny random checkpoint:
+- a budget at least the prompt length generates exactly what the full cache generates, for the
+  shorthand policies and for a policy file;
+- small budgets run and report the policy they used (JSON);
+- bad policy input is one "error:" line and exit status 1.
+
+Env: KVSEARCH_BIN. Exit status 0 = pass.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["KVSEARCH_BIN"]
+
+
+def kvsearch(*args):
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True)
+
+
+def generate(model, ids, *extra):
+    r = kvsearch("generate", "--model", model, "--token-ids", ",".join(map(str, ids)),
+                 "--max-new-tokens", 12, "--json", *extra)
+    if r.returncode != 0:
+        sys.exit(f"generate {' '.join(map(str, extra))} failed: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def expect_error(*args):
+    r = kvsearch(*args)
+    lines = r.stderr.strip().splitlines()
+    if r.returncode != 1 or len(lines) != 1 or not lines[0].startswith("error:"):
+        sys.exit(f"expected one error line and exit 1 for {args}, got {r.returncode}: {r.stderr!r}")
+    return lines[0]
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "tiny")
+        r = kvsearch("make-model", "--preset", "tiny", "--out", model, "--seed", 3)
+        if r.returncode != 0:
+            sys.exit(f"make-model failed: {r.stderr}")
+        ids = [1] + [(i * 37 + 11) % 250 + 3 for i in range(180)]
+        full = generate(model, ids)
+        if full["policy"] is not None:
+            failures.append("full-cache run reports a policy")
+
+        for profile in ("baseline", "pyramid", "global"):
+            out = generate(model, ids, "--budget", 4096, "--profile", profile)
+            if out["generated_ids"] != full["generated_ids"]:
+                failures.append(f"{profile} with budget >= prompt differs from the full cache: "
+                                f"{out['generated_ids']} vs {full['generated_ids']}")
+            if out["policy"]["budget"] != 4096:
+                failures.append(f"{profile}: reported policy {out['policy']}")
+
+        policy_path = os.path.join(tmp, "policy.json")
+        with open(policy_path, "w") as f:
+            json.dump({"kind": "greedy", "budget": 4096, "schedule": "pyramid",
+                       "lambda1": {"profile": "global", "a": [0.2]},
+                       "lambda2": {"profile": "segments", "a": [-0.3, 0.1, 0.2]}}, f)
+        if generate(model, ids, "--policy", policy_path)["generated_ids"] != full["generated_ids"]:
+            failures.append("policy file with budget >= prompt differs from the full cache")
+
+        small = generate(model, ids, "--budget", 16, "--profile", "global", "--lambda2", -0.3)
+        if len(small["generated_ids"]) == 0 or small["policy"]["kind"] != "greedy":
+            failures.append(f"small-budget global run: {small}")
+
+        with open(policy_path, "w") as f:
+            json.dump({"kind": "greedy", "budget": 4, "schedule": "uniform"}, f)
+        base = ["generate", "--model", model, "--token-ids", "1,2,3"]
+        line = expect_error(*base, "--policy", policy_path)
+        if "budget" not in line:
+            failures.append(f"budget <= window error does not name the field: {line}")
+        with open(policy_path, "w") as f:
+            json.dump({"kind": "greedy", "budget": 64, "schedule": "uniform", "lamda1": 1}, f)
+        line = expect_error(*base, "--policy", policy_path)
+        if "lamda1" not in line:
+            failures.append(f"unknown field error does not name it: {line}")
+        expect_error(*base, "--policy", os.path.join(tmp, "missing.json"))
+        expect_error(*base, "--lambda1", 0.5)
+        expect_error(*base, "--budget", 32, "--profile", "baseline", "--lambda2", 0.1)
+    if failures:
+        sys.exit("\n".join(failures))
+    print("generate --policy: all checks passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "evict/budget.h"
+#include "evict/layer_selection.h"
+#include "evict/policy.h"
+
+namespace {
+
+using kvs::evict::Policy;
+
+// The property of REFERENCE.md §1: lambda1 = lambda2 = 0 selects exactly the baseline's tokens,
+// every head of every layer, whatever the budget, schedule, granularity and pooling.
+TEST(LayerSelection, ZeroLambdasReproduceTheBaselineExactly) {
+  at::manual_seed(9);
+  const int64_t layers = 6;
+  int compared = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    const int64_t kv_heads = 2, heads = trial % 2 ? 8 : 2, dim = 16;
+    const int64_t n = 90 + 41 * trial;
+    const at::Tensor q = at::randn({heads, 8, dim}) * (1 + trial % 3);
+    const at::Tensor k = at::randn({kv_heads, n, dim});
+
+    Policy baseline = trial % 3 ? kvs::evict::pyramidkv_policy(16 + 8 * (trial % 5))
+                                : kvs::evict::snapkv_policy(16 + 8 * (trial % 5));
+    baseline.granularity =
+        trial % 4 < 2 ? kvs::evict::Granularity::QueryHead : kvs::evict::Granularity::KvHead;
+    baseline.group_reduce =
+        trial % 8 < 4 ? kvs::evict::GroupReduce::Mean : kvs::evict::GroupReduce::Max;
+    baseline.pooling = trial % 5 == 4 ? kvs::evict::Pooling::Avg : kvs::evict::Pooling::Max;
+    Policy diverse = baseline;
+    diverse.kind = kvs::evict::SelectorKind::Greedy;
+    diverse.terms = {true, true, true};
+    diverse.lambda1 = kvs::evict::Profile::segments({0.0, 0.0, 0.0});
+    diverse.lambda2 = kvs::evict::Profile::curve(0.0, 0.0, 0.0);
+    for (int64_t l = 0; l < layers; ++l) {
+      const auto kept = kvs::evict::select_layer(q, k, {baseline, diverse}, l, layers);
+      ASSERT_EQ(kept.size(), 2u);
+      EXPECT_TRUE(at::equal(kept[0], kept[1])) << "trial " << trial << " layer " << l;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 16 * layers);
+}
+
+TEST(LayerSelection, KeepsBudgetPositionsAscendingWithTheWindowLast) {
+  at::manual_seed(10);
+  const int64_t n = 400;
+  const at::Tensor q = at::randn({8, 8, 16});
+  const at::Tensor k = at::randn({2, n, 16});
+  const Policy pyramid = kvs::evict::pyramidkv_policy(32);
+  Policy diverse = kvs::evict::global_policy(32, 0.2, -0.3);
+  diverse.granularity = kvs::evict::Granularity::KvHead;
+  const auto budgets = kvs::evict::layer_budgets(pyramid.budget, n, 4);
+  for (int64_t l = 0; l < 4; ++l) {
+    const auto kept = kvs::evict::select_layer(q, k, {pyramid}, l, 4).front();
+    const auto kv = kvs::evict::select_layer(q, k, {diverse}, l, 4).front();
+    EXPECT_EQ(kv.size(0), 2);
+    ASSERT_EQ(kept.sizes(), (std::vector<int64_t>{8, budgets.selected[l] + 8}));
+    for (const at::Tensor& t : {kept, kv}) {
+      EXPECT_TRUE(
+          at::equal(t.narrow(1, t.size(1) - 8, 8), at::arange(n - 8, n).expand({t.size(0), 8})));
+      EXPECT_TRUE((t.diff(1, 1) > 0).all().item<bool>()) << "not strictly ascending";
+    }
+  }
+}
+
+TEST(LayerSelection, ShortPromptsKeepEverything) {
+  const at::Tensor q = at::randn({4, 8, 16});
+  const at::Tensor k = at::randn({2, 30, 16});
+  Policy kv = kvs::evict::global_policy(64);
+  kv.granularity = kvs::evict::Granularity::KvHead;
+  const auto kept = kvs::evict::select_layer(q, k, {kvs::evict::snapkv_policy(64), kv}, 3, 32);
+  EXPECT_TRUE(at::equal(kept[0], at::arange(30).expand({4, 30})));
+  EXPECT_TRUE(at::equal(kept[1], at::arange(30).expand({2, 30})));
+}
+
+TEST(LayerSelection, RejectsAWindowThatDiffersFromThePolicy) {
+  const at::Tensor q = at::randn({4, 6, 16});
+  const at::Tensor k = at::randn({2, 300, 16});
+  try {
+    kvs::evict::select_layer(q, k, {kvs::evict::snapkv_policy(64)}, 0, 32);
+    FAIL();
+  } catch (const kvs::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("window"), std::string::npos) << e.what();
+  }
+  const at::Tensor q8 = at::randn({4, 8, 16});
+  EXPECT_THROW(kvs::evict::select_layer(q8, k, {kvs::evict::snapkv_policy(64)}, 32, 32),
+               kvs::Error);
+}
+
+}  // namespace

@@ -1,0 +1,104 @@
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "evict/window_stats.h"
+
+namespace {
+
+// The definition of REFERENCE.md §1-2 in plain loops, in double precision.
+void brute_force(const at::Tensor& q, const at::Tensor& k, std::vector<double>& mu,
+                 std::vector<double>& sigma) {
+  const int64_t heads = q.size(0), window = q.size(1), dim = q.size(2);
+  const int64_t kv_heads = k.size(0), n = k.size(1), group = heads / kv_heads, m = n - window;
+  const auto qa = q.accessor<float, 3>();
+  const auto ka = k.accessor<float, 3>();
+  mu.assign(static_cast<size_t>(heads * m), 0);
+  sigma.assign(static_cast<size_t>(heads * m), 0);
+  for (int64_t h = 0; h < heads; ++h) {
+    std::vector<std::vector<double>> a(static_cast<size_t>(window),
+                                       std::vector<double>(static_cast<size_t>(n)));
+    for (int64_t w = 0; w < window; ++w) {
+      const int64_t position = n - window + w;
+      double top = -1e300;
+      for (int64_t j = 0; j <= position; ++j) {
+        double dot = 0;
+        for (int64_t e = 0; e < dim; ++e)
+          dot += static_cast<double>(qa[h][w][e]) * ka[h / group][j][e];
+        a[w][j] = dot / std::sqrt(static_cast<double>(dim));
+        top = std::max(top, a[w][j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j <= position; ++j) sum += std::exp(a[w][j] - top);
+      for (int64_t j = 0; j < n; ++j) a[w][j] = j <= position ? std::exp(a[w][j] - top) / sum : 0.0;
+    }
+    for (int64_t j = 0; j < m; ++j) {
+      double mean = 0;
+      for (int64_t w = 0; w < window; ++w) mean += a[w][j];
+      mean /= window;
+      double squares = 0;
+      for (int64_t w = 0; w < window; ++w) squares += (a[w][j] - mean) * (a[w][j] - mean);
+      mu[h * m + j] = mean;
+      sigma[h * m + j] = std::sqrt(squares / (window - 1));
+    }
+  }
+}
+
+TEST(WindowStats, MatchesTheDefinitionWithGqaAndTheWindowMask) {
+  at::manual_seed(1);
+  for (const auto& [heads, kv_heads, window, n] :
+       std::vector<std::array<int64_t, 4>>{{4, 2, 8, 40}, {8, 8, 3, 12}, {6, 1, 5, 30}}) {
+    const at::Tensor q = at::randn({heads, window, 16}) * 2;
+    const at::Tensor k = at::randn({kv_heads, n, 16});
+    const auto stats = kvs::evict::compute_window_stats(q, k);
+    ASSERT_EQ(stats.mu.sizes(), (std::vector<int64_t>{heads, n - window}));
+    ASSERT_EQ(stats.sigma.sizes(), stats.mu.sizes());
+    EXPECT_EQ(stats.scorable(), n - window);
+    EXPECT_EQ(stats.kv_heads, kv_heads);
+    std::vector<double> mu, sigma;
+    brute_force(q, k, mu, sigma);
+    const auto ma = stats.mu.accessor<float, 2>();
+    const auto sa = stats.sigma.accessor<float, 2>();
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t j = 0; j < n - window; ++j) {
+        EXPECT_NEAR(ma[h][j], mu[h * (n - window) + j], 1e-6) << h << "," << j;
+        EXPECT_NEAR(sa[h][j], sigma[h * (n - window) + j], 1e-6) << h << "," << j;
+      }
+    }
+  }
+}
+
+TEST(WindowStats, AcceptsHalfPrecisionInputs) {
+  at::manual_seed(2);
+  const at::Tensor q = at::randn({4, 8, 32});
+  const at::Tensor k = at::randn({2, 50, 32});
+  const auto full = kvs::evict::compute_window_stats(q, k);
+  const auto half = kvs::evict::compute_window_stats(q.to(at::kBFloat16), k.to(at::kBFloat16));
+  EXPECT_EQ(half.mu.scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::allclose(half.mu, full.mu, 0.1, 1e-3));
+}
+
+TEST(WindowStats, RejectsBadShapes) {
+  const auto error = [](const at::Tensor& q, const at::Tensor& k) -> std::string {
+    try {
+      kvs::evict::compute_window_stats(q, k);
+    } catch (const kvs::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error(at::zeros({4, 8}), at::zeros({2, 20, 16})).find("window_queries"),
+            std::string::npos);
+  EXPECT_NE(error(at::zeros({3, 8, 16}), at::zeros({2, 20, 16})).find("multiple"),
+            std::string::npos);
+  EXPECT_NE(error(at::zeros({4, 8, 16}), at::zeros({2, 20, 8})).find("head_dim"),
+            std::string::npos);
+  EXPECT_NE(error(at::zeros({4, 8, 16}), at::zeros({2, 8, 16})).find("window"), std::string::npos);
+  EXPECT_NE(error(at::zeros({4, 8, 16}, at::kLong), at::zeros({2, 20, 16})).find("floating"),
+            std::string::npos);
+}
+
+}  // namespace
