@@ -1,0 +1,74 @@
+// The evaluator: many eviction policies on the same questions for the price of one prefill each.
+// Per question: one prefill (full attention) whose layer observer builds every policy's compressed
+// cache layer by layer (the full K/V of a layer is dropped once it is compressed); the first token
+// comes from the prefill and is shared; then all policies decode as one batch (one batch per
+// cache layout: policies with another granularity or window decode in their own batch). Memory is
+// bounded by one question's full K/V for one layer plus the compressed caches.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "evict/policy.h"
+#include "longbench/scorer.h"
+#include "model/transformer.h"
+#include "search/questions.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvs::search {
+
+struct PolicyAnswer {
+  std::vector<int32_t> tokens;  // generated ids, the stop token included when hit
+  std::string prediction;       // decoded, special tokens skipped
+  double score = 0;             // per the variant asked for (0..1)
+};
+
+struct QuestionOutcome {
+  size_t question = 0;  // index into the QuestionSet
+  int64_t prompt_tokens = 0;
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
+  std::vector<PolicyAnswer> answers;  // one per policy, in order; the full cache last if asked
+};
+
+struct EvaluationOptions {
+  longbench::ScoreVariant variant = longbench::ScoreVariant::Raw;
+  bool full_cache = false;  // also decode with the uncompressed cache (no eviction)
+  // Called after each question with (done, total) — progress bars, logging.
+  std::function<void(size_t, size_t)> on_question;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const model::Transformer& model, const tokenizer::Tokenizer& tok)
+      : model_(model), tok_(tok) {}
+
+  // Every policy on every question of `set` (in order).
+  std::vector<QuestionOutcome> evaluate(const QuestionSet& set,
+                                        const std::vector<evict::Policy>& policies,
+                                        const EvaluationOptions& options) const;
+
+  // One question; exposed for benchmarks and tests.
+  QuestionOutcome evaluate_question(const QuestionSet& set, size_t question,
+                                    const std::vector<evict::Policy>& policies,
+                                    const EvaluationOptions& options) const;
+
+ private:
+  const model::Transformer& model_;
+  const tokenizer::Tokenizer& tok_;
+};
+
+// Evaluator::evaluate with a progress bar (questions done, rate, ETA and `status`).
+std::vector<QuestionOutcome> evaluate_with_progress(const Evaluator& evaluator, const QuestionSet& set,
+                                                    const std::vector<evict::Policy>& policies,
+                                                    longbench::ScoreVariant variant,
+                                                    const std::string& label, const std::string& status);
+
+// The dataset score of policy `p` over the outcomes: round(100 * sum / n, 2) as the official
+// scorer computes it.
+double policy_score(const std::vector<QuestionOutcome>& outcomes, size_t p);
+
+}  // namespace kvs::search

@@ -1,0 +1,23 @@
+// Evaluator outcomes as the rows the store records: per-question predictions with their scores,
+// and a test-split replay.
+#pragma once
+
+#include <vector>
+
+#include "search/evaluator.h"
+#include "store/records.h"
+
+namespace kvs::search {
+
+// The predictions of policy `policy`. With official = true the outcomes were scored with the
+// official variant: it goes to official_score and the raw (search) score is computed alongside.
+std::vector<store::PredictionRecord> prediction_records(const QuestionSet& set,
+                                                        const std::vector<QuestionOutcome>& outcomes,
+                                                        size_t policy, bool official);
+
+// A test replay of policy `policy` from officially scored outcomes: the official dataset score,
+// the raw score and every prediction.
+store::ReplayRecord replay_record(const QuestionSet& test, const std::vector<QuestionOutcome>& outcomes,
+                                  size_t policy, double seconds);
+
+}  // namespace kvs::search

@@ -1,0 +1,62 @@
+#include "search/questions.h"
+
+#include "core/error.h"
+#include "tokenizer/chat_template.h"
+
+namespace kvs::search {
+
+QuestionSet build_questions(const tokenizer::Tokenizer& tok, const longbench::Config& config,
+                            const std::string& dataset,
+                            const std::vector<longbench::Record>& records,
+                            const std::vector<size_t>& indices,
+                            const longbench::PromptOptions& prompt_options) {
+  QuestionSet set;
+  set.dataset = dataset;
+  set.generation = longbench::generation_settings(config, dataset, tok);
+  for (size_t index : indices) {
+    if (index >= records.size())
+      throw Error("question index " + std::to_string(index) + " outside the " +
+                  std::to_string(records.size()) + " records of " + dataset);
+    const longbench::Record& r = records[index];
+    Question q;
+    q.record_index = index;
+    q.id = r.id;
+    q.prompt_ids = longbench::build_prompt(tok, config, dataset, r, prompt_options).ids;
+    q.answers = r.answers;
+    if (r.all_classes) q.all_classes = *r.all_classes;
+    q.length = r.length;
+    set.questions.push_back(std::move(q));
+  }
+  return set;
+}
+
+namespace {
+
+bool is_llama3(const model::ModelConfig& config) {
+  return config.model_type == "llama" && config.vocab_size >= 128000;
+}
+
+}  // namespace
+
+longbench::PromptOptions model_prompt_options(const model::ModelConfig& config, int64_t max_length,
+                                              const std::string& chat_template) {
+  longbench::PromptOptions o;
+  if (max_length > 0) o.max_length = max_length;
+  else if (config.model_type == "mistral") o.max_length = longbench::kMistralMaxLength;
+  else o.max_length = is_llama3(config) ? longbench::kLlama3MaxLength : longbench::kLlama2MaxLength;
+  if (chat_template == "auto")
+    o.chat_template = is_llama3(config) ? tokenizer::ChatTemplate::Llama3 : tokenizer::ChatTemplate::None;
+  else
+    o.chat_template = tokenizer::parse_chat_template(chat_template);
+  return o;
+}
+
+SplitData load_split_data(const std::string& longbench_dir, const std::string& dataset, uint64_t seed) {
+  SplitData d;
+  d.config = longbench::load_config(longbench_dir);
+  d.records = longbench::load_dataset(longbench_dir, dataset);
+  d.split = longbench::dataset_split(dataset, d.records.size(), seed);
+  return d;
+}
+
+}  // namespace kvs::search

@@ -1,0 +1,231 @@
+#include "search/run.h"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/build_info.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/timer.h"
+#include "evict/policy.h"
+#include "longbench/config.h"
+#include "longbench/dataset.h"
+#include "longbench/split.h"
+#include "model/transformer.h"
+#include "search/coordinate_search.h"
+#include "search/evaluator.h"
+#include "search/outcome_records.h"
+#include "search/profile_family.h"
+#include "store/run_identity.h"
+#include "store/store.h"
+#include "tokenizer/chat_template.h"
+
+namespace kvs::search {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string model_name(const std::string& model_dir) {
+  fs::path p = fs::path(model_dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+std::vector<double> per_layer(const evict::Profile& profile, int64_t layers) {
+  std::vector<double> out;
+  for (int64_t l = 0; l < layers; ++l) out.push_back(profile.lambda_at(l, layers));
+  return out;
+}
+
+}  // namespace
+
+RunSummary run_search(const RunRequest& request) {
+  const ProfileFamily family(request.profile, request.segments, request.budget);
+  if (request.budget <= 8) throw Error("--budget must exceed the window of 8 tokens");
+  longbench::dataset_info(request.dataset);  // an unknown name fails before any loading
+  const model::ModelConfig config = model::load_config((fs::path(request.model_dir) / "config.json").string());
+  const int64_t layers = config.num_hidden_layers;
+
+  SearchSettings settings;
+  settings.step = request.step;
+  settings.tau = request.tau;
+  settings.max_evals = family.searched() ? request.max_evals : 1;
+  settings.speculation = request.speculation;
+
+  store::RunSpec spec;
+  spec.model = model_name(request.model_dir);
+  spec.model_path = fs::absolute(request.model_dir).string();
+  spec.dataset = request.dataset;
+  spec.longbench_dir = fs::absolute(request.longbench_dir).string();
+  spec.split_seed = static_cast<int64_t>(request.split_seed);
+  spec.dev_limit = request.limit_dev;
+  spec.budget = request.budget;
+  spec.profile_family = family.name();
+  spec.segments = family.segments();
+  spec.search_json = nlohmann::json{{"step", settings.step},
+                                    {"tau", settings.tau},
+                                    {"max_evals", settings.max_evals},
+                                    {"max_length", request.max_length},
+                                    {"chat_template", request.chat_template}}
+                         .dump();
+  spec.policy_json = evict::policy_to_string(family.policy(family.warm_start()));
+  spec.git_commit = build_info::git_commit();
+  spec.build_type = build_info::build_type();
+  spec.command_line = request.command_line;
+  spec.host = build_info::host_name();
+  spec.key = store::default_run_key(spec);
+
+  store::Store db(request.db_path);
+  const store::FoundRun found = db.find_or_create_run(spec);
+  RunSummary summary;
+  summary.run_id = found.run.id;
+  summary.run_key = spec.key;
+  std::vector<EvaluatedState> recorded;
+  for (const store::State& s : db.states_of(found.run)) {
+    EvaluatedState e;
+    e.order = static_cast<int>(s.record.eval_order);
+    e.latent = s.record.latent;
+    e.dev_score = s.record.dev_score;
+    e.accepted = s.record.accepted;
+    e.best_so_far = s.record.best_so_far;
+    recorded.push_back(e);
+  }
+  if (found.run.finished) {
+    summary.already_finished = true;
+    log::info(strfmt("run %lld (%s) is already finished: %zu states recorded; nothing to do",
+                     static_cast<long long>(found.run.id), spec.key.c_str(), recorded.size()));
+  } else if (found.existed) {
+    log::info(strfmt("resuming run %lld (%s) after %zu recorded states",
+                     static_cast<long long>(found.run.id), spec.key.c_str(), recorded.size()));
+  }
+
+  // Model and data are loaded only when something is left to evaluate.
+  std::unique_ptr<model::Transformer> model;
+  std::unique_ptr<tokenizer::Tokenizer> tok;
+  std::unique_ptr<SplitData> data;
+  std::unique_ptr<QuestionSet> dev;
+  auto ensure_loaded = [&] {
+    if (model) return;
+    tok = tokenizer::load_tokenizer(request.model_dir);
+    data = std::make_unique<SplitData>(load_split_data(request.longbench_dir, request.dataset, request.split_seed));
+    std::vector<size_t> dev_indices = data->split.dev;
+    if (request.limit_dev > 0 && static_cast<size_t>(request.limit_dev) < dev_indices.size())
+      dev_indices.resize(static_cast<size_t>(request.limit_dev));
+    dev = std::make_unique<QuestionSet>(build_questions(
+        *tok, data->config, request.dataset, data->records, dev_indices,
+        model_prompt_options(config, request.max_length, request.chat_template)));
+    model = std::make_unique<model::Transformer>(model::Transformer::load(request.model_dir, request.load));
+  };
+
+  // The latest batch, kept until the search has recorded its states (with their predictions).
+  std::vector<std::vector<double>> batch_latents;
+  std::vector<QuestionOutcome> batch_outcomes;
+  double batch_seconds_each = 0;
+  double best_dev = recorded.empty() ? 0 : recorded.back().best_so_far;
+  auto evaluate = [&](const std::vector<std::vector<double>>& latents) {
+    ensure_loaded();
+    std::vector<evict::Policy> policies;
+    for (const auto& l : latents) policies.push_back(family.policy(l));
+    const Evaluator evaluator(*model, *tok);
+    Timer timer;
+    const auto outcomes = evaluate_with_progress(
+        evaluator, *dev, policies, longbench::ScoreVariant::Raw,
+        strfmt("%s %s dev (%zu policies)", request.dataset.c_str(), family.name().c_str(), policies.size()),
+        strfmt("best dev %.2f", best_dev));
+    batch_seconds_each = timer.seconds() / static_cast<double>(latents.size());
+    batch_latents = latents;
+    batch_outcomes = outcomes;
+    std::vector<double> scores;
+    for (size_t p = 0; p < latents.size(); ++p) scores.push_back(policy_score(outcomes, p));
+    return scores;
+  };
+  auto sink = [&](const EvaluatedState& state) {
+    size_t p = 0;
+    while (p < batch_latents.size() && batch_latents[p] != state.latent) ++p;
+    if (p == batch_latents.size()) throw Error("internal: evaluated state missing from its batch");
+    const evict::Policy policy = family.policy(state.latent);
+    store::StateRecord r;
+    r.eval_order = state.order;
+    r.latent = state.latent;
+    r.lambda1 = per_layer(policy.lambda1, layers);
+    r.lambda2 = per_layer(policy.lambda2, layers);
+    r.policy_json = evict::policy_to_string(policy);
+    r.dev_score = state.dev_score;
+    r.accepted = state.accepted;
+    r.best_so_far = state.best_so_far;
+    if (state.move.coordinate >= 0) {
+      r.changed_coordinate = state.move.coordinate;
+      r.delta = state.move.direction * settings.step;
+    }
+    r.seconds = batch_seconds_each;
+    r.predictions = prediction_records(*dev, batch_outcomes, p, false);
+    db.record_state(found.run, r);
+    best_dev = state.best_so_far;
+    ++summary.evaluated_now;
+    log::info(strfmt("state %d: dev %.2f%s (best %.2f)", state.order, state.dev_score,
+                     state.accepted && state.order > 0 ? " accepted" : "", state.best_so_far));
+  };
+
+  SearchResult result;
+  if (!found.run.finished) {
+    result = coordinate_search(family.searched() ? family.warm_start() : std::vector<double>{0.0},
+                               settings, evaluate, sink, recorded);
+    db.mark_finished(found.run);
+  } else {
+    for (const auto& s : recorded)
+      if (s.accepted) result.best_latent = s.latent;
+    result.best_score = recorded.empty() ? 0 : recorded.back().best_so_far;
+    result.states = recorded;
+  }
+  summary.evaluations = static_cast<int>(result.states.size());
+  summary.best_dev_score = result.best_score;
+  const evict::Policy best = family.policy(family.searched() ? result.best_latent : std::vector<double>{});
+  summary.best_lambda1 = per_layer(best.lambda1, layers);
+  summary.best_lambda2 = per_layer(best.lambda2, layers);
+
+  if (request.eval_test) {
+    const auto states = db.states_of(found.run);
+    const store::State* best_state = nullptr;
+    for (const auto& s : states)
+      if (s.record.accepted) best_state = &s;
+    const auto replays = db.replays_of(found.run);
+    for (const auto& r : replays)
+      if (best_state && r.state_id == best_state->id) summary.test_score = r.official_score;
+    if (best_state && summary.test_score < 0) {
+      ensure_loaded();
+      const QuestionSet test = build_questions(*tok, data->config, request.dataset, data->records,
+                                               data->split.test,
+                                               model_prompt_options(config, request.max_length, request.chat_template));
+      const Evaluator evaluator(*model, *tok);
+      Timer timer;
+      const auto outcomes = evaluate_with_progress(evaluator, test, {best}, longbench::ScoreVariant::Official,
+                                                   request.dataset + " test", "final state");
+      const store::ReplayRecord replay = replay_record(test, outcomes, 0, timer.seconds());
+      db.record_replay(*best_state, replay);
+      summary.test_score = replay.official_score;
+    }
+  }
+  return summary;
+}
+
+std::string run_summary_text(const RunSummary& s) {
+  std::ostringstream out;
+  out << strfmt("run %lld  %s\n", static_cast<long long>(s.run_id), s.run_key.c_str());
+  out << strfmt("states: %d (%d evaluated now%s)\n", s.evaluations, s.evaluated_now,
+                s.already_finished ? ", run was already finished" : "");
+  out << strfmt("best dev score: %.2f\n", s.best_dev_score);
+  if (s.test_score >= 0) out << strfmt("test score (official scorer): %.2f\n", s.test_score);
+  out << "lambda1 per layer:";
+  for (double v : s.best_lambda1) out << strfmt(" %.3f", v);
+  out << "\nlambda2 per layer:";
+  for (double v : s.best_lambda2) out << strfmt(" %.3f", v);
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace kvs::search

@@ -1,0 +1,65 @@
+// `kvsearch run` and `kvsearch replay`: a fixed policy or a profile search on a dataset's dev
+// split, every evaluated state recorded in SQLite (resumable), and the replay of the accepted
+// trajectory on the held-out test split.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/runtime.h"
+
+namespace kvs::search {
+
+struct RunRequest {
+  std::string model_dir;
+  std::string longbench_dir;
+  std::string dataset;
+  std::string profile = "segments";  // baseline | pyramid | global | segments | curve
+  int segments = 3;
+  int64_t budget = 64;
+  std::string db_path;
+  int max_evals = 14;
+  double step = 0.3;
+  double tau = 0.1;
+  int speculation = 12;          // neighbour moves evaluated per batch (results are sequential)
+  uint64_t split_seed = 42;
+  int64_t limit_dev = 0;         // 0: the whole dev split
+  bool eval_test = false;        // score the final state on the test split (official scorer)
+  int64_t max_length = 0;        // prompt truncation; 0: by model type (31500 Mistral, 7500 Llama-3)
+  std::string chat_template = "auto";  // auto: llama3 for Llama-3 models, none otherwise
+  std::string command_line;
+  model::LoadOptions load;
+};
+
+struct RunSummary {
+  int64_t run_id = 0;
+  std::string run_key;
+  bool already_finished = false;
+  int evaluations = 0;         // states recorded in total
+  int evaluated_now = 0;       // states this invocation evaluated (the rest were resumed)
+  double best_dev_score = 0;
+  std::vector<double> best_lambda1, best_lambda2;  // per layer
+  double test_score = -1;      // official test score with --eval-test, else -1
+};
+
+RunSummary run_search(const RunRequest& request);
+std::string run_summary_text(const RunSummary& summary);
+
+struct ReplayRequest {
+  std::string db_path;
+  int64_t run_id = 0;            // 0: every run of the database
+  std::string model_dir;         // default: the path recorded with the run
+  std::string longbench_dir;     // default: the path recorded with the run
+  model::LoadOptions load;
+};
+
+// Evaluates every accepted state of the run(s) on the test split (one prefill per test question
+// for the whole trajectory), records the replays and returns the trajectory tables.
+std::string replay_runs(const ReplayRequest& request);
+
+// `kvsearch runs` / `kvsearch show`: read-only views of a database.
+std::string list_runs_text(const std::string& db_path);
+std::string show_run_text(const std::string& db_path, int64_t run_id);
+
+}  // namespace kvs::search

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""`kvsearch run`, `replay`, `runs`, `show` end to end on a tiny checkpoint (the Mistral
+tokenizer from ../shared) and a LongBench-format qasper file made here:
+
+1. calibration: the full-cache predictions become the gold answers, so that evicting policies
+   score between 0 and 1 and the search has real differences to follow;
+2. a Segments search, uninterrupted;
+3. the same search killed with SIGKILL after a few states, then rerun: it resumes, and its
+   trajectory equals the uninterrupted one (no state twice, none lost);
+4. a finished run is reported, not rerun; replay records one test score per accepted state;
+5. two processes writing runs into one database at once both complete;
+6. bad input: unknown dataset or profile, a newer schema, a corrupt file, another model for a
+   recorded run: one "error:" line, exit status 1.
+
+Env: KVSEARCH_BIN, KVS_SHARED_DIR. Exit status 0 = pass.
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ["KVSEARCH_BIN"]
+SHARED = os.environ["KVS_SHARED_DIR"]
+DATASET = "qasper"
+RECORDS = 104  # 100 dev (the split's fixed dev size) + 4 test
+DEV = 5
+FAILURES = []
+
+
+def check(ok, message):
+    if not ok:
+        FAILURES.append(message)
+
+
+def kvsearch(*args, **kw):
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, **kw)
+
+
+def must(*args):
+    r = kvsearch(*args)
+    if r.returncode != 0:
+        sys.exit(f"kvsearch {' '.join(map(str, args))} failed ({r.returncode}): {r.stderr[-2000:]}")
+    return r.stdout
+
+
+def expect_error(what, *args):
+    r = kvsearch(*args)
+    lines = r.stderr.strip().splitlines()
+    ok = r.returncode == 1 and len(lines) >= 1 and lines[-1].startswith("error:") and \
+        not any("frame #" in l or "terminate called" in l for l in lines)
+    check(ok, f"{what}: expected an error line and exit 1, got {r.returncode}: {r.stderr[-500:]!r}")
+    return lines[-1] if lines else ""
+
+
+def write_longbench(root, answers):
+    os.makedirs(os.path.join(root, "data"), exist_ok=True)
+    shutil.copytree(os.path.join(SHARED, "longbench", "config"), os.path.join(root, "config"),
+                    dirs_exist_ok=True)
+    rng = random.Random(7)
+    words = ["river", "stone", "paper", "model", "cache", "token", "layer", "green", "north",
+             "seven", "table", "light", "sound", "field", "metal", "glass", "cloud", "plant"]
+    with open(os.path.join(root, "data", f"{DATASET}.jsonl"), "w") as f:
+        for i in range(RECORDS):
+            context = " ".join(rng.choice(words) for _ in range(rng.randint(260, 340)))
+            record = {"input": f"What is item {i}?", "context": context,
+                      "answers": answers.get(f"q{i}", ["unknown"]), "length": len(context.split()),
+                      "dataset": DATASET, "language": "en", "all_classes": None, "_id": f"q{i}"}
+            f.write(json.dumps(record) + "\n")
+
+
+def rows(db, sql, *params):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def trajectory(db):
+    return rows(db, "SELECT eval_order, latent_json, dev_score, accepted, best_so_far "
+                    "FROM states ORDER BY eval_order")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="kvs-search-")
+    try:
+        model = os.path.join(tmp, "tiny")
+        must("make-model", "--preset", "tiny", "--seed", 5, "--out", model, "--tokenizer",
+             os.path.join(SHARED, "tokenizers", "mistral-7b-v0.1", "tokenizer.model"))
+        lb = os.path.join(tmp, "longbench")
+        write_longbench(lb, {})
+        common = ["--model", model, "--longbench", lb, "--dataset", DATASET, "--limit-dev", DEV]
+
+        # 1. Calibration: full-cache predictions (the budget exceeds every prompt) become the gold.
+        cal = os.path.join(tmp, "cal.sqlite")
+        must("run", *common, "--profile", "baseline", "--budget", 4096, "--db", cal, "--eval-test")
+        gold = {qid: [pred] for qid, pred in rows(cal, "SELECT question_id, prediction FROM predictions")}
+        check(len(gold) == DEV + RECORDS - 100, f"calibration predicted {len(gold)} questions")
+        write_longbench(lb, gold)
+
+        search = [*common, "--profile", "segments", "--segments", 2, "--budget", 16, "--evals", 10,
+                  "--max-length", 600]
+
+        # 2. Uninterrupted.
+        a = os.path.join(tmp, "a.sqlite")
+        must("run", *search, "--db", a)
+        ref = trajectory(a)
+        check(len(ref) == 10, f"uninterrupted run recorded {len(ref)} states, expected 10")
+        scores = {r[2] for r in ref}
+        check(len(scores) > 1, f"every state scored the same ({scores}): the test cannot tell them apart")
+
+        # 3. Killed after a few states (one state per batch so it is mid-run), then resumed.
+        b = os.path.join(tmp, "b.sqlite")
+        proc = subprocess.Popen([BIN, "run", *map(str, search), "--db", b, "--speculation", "1"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        killed_at = None
+        while proc.poll() is None:
+            try:
+                n = rows(b, "SELECT count(*) FROM states")[0][0]
+            except sqlite3.Error:
+                n = 0
+            if n >= 3:
+                proc.send_signal(signal.SIGKILL)
+                killed_at = n
+                break
+            time.sleep(0.02)
+        proc.wait()
+        check(killed_at is not None and killed_at < 10,
+              f"the run ended before it could be killed (states at kill: {killed_at})")
+        resumed = kvsearch("run", *search, "--db", b)
+        check(resumed.returncode == 0, f"resume failed: {resumed.stderr[-1000:]}")
+        check("resuming run" in resumed.stderr, "the rerun did not say it resumed")
+        check(trajectory(b) == ref, "resumed trajectory differs from the uninterrupted one:\n"
+              f"{trajectory(b)}\nvs\n{ref}")
+        per_state = rows(b, "SELECT count(*) FROM predictions GROUP BY state_id")
+        check(all(c == DEV for (c,) in per_state) and len(per_state) == 10,
+              f"predictions per state after resume: {per_state}")
+
+        # 4. A finished run is reported, not rerun; replay of the accepted trajectory.
+        again = kvsearch("run", *search, "--db", a)
+        check(again.returncode == 0 and "already finished" in again.stderr,
+              f"finished run not reported: {again.stderr[-500:]}")
+        check(trajectory(a) == ref, "rerunning a finished run changed its states")
+        table = must("replay", "--db", a)
+        accepted = rows(a, "SELECT count(*) FROM states WHERE accepted = 1")[0][0]
+        replays = rows(a, "SELECT count(*) FROM replays")[0][0]
+        check(replays == accepted, f"{replays} replays for {accepted} accepted states")
+        check("test" in table.lower() and str(DATASET) in must("runs", "--db", a),
+              "replay/runs output lacks the trajectory or the run")
+        run_id = rows(a, "SELECT id FROM runs")[0][0]
+        shown = must("show", "--db", a, "--run", run_id)
+        check("lambda" in shown, "show does not print the profile per layer")
+
+        # 5. Two processes, one database.
+        c = os.path.join(tmp, "c.sqlite")
+        procs = [subprocess.Popen([BIN, "run", *map(str, common), "--profile", p, "--budget", "16",
+                                   "--db", c], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for p in ("global", "pyramid")]
+        for p in procs:
+            _, err = p.communicate()
+            check(p.returncode == 0, f"concurrent run failed: {err[-800:]}")
+        done = rows(c, "SELECT profile_family, finished_at IS NOT NULL FROM runs ORDER BY profile_family")
+        check(done == [("global", 1), ("pyramid", 1)], f"concurrent runs: {done}")
+        n_pred = rows(c, "SELECT count(*) FROM predictions")[0][0]
+        check(n_pred == 2 * DEV, f"concurrent runs recorded {n_pred} predictions, expected {2 * DEV}")
+
+        # 6. Bad input.
+        expect_error("unknown dataset", "run", "--model", model, "--longbench", lb, "--dataset",
+                     "no_such_set", "--profile", "global", "--db", os.path.join(tmp, "x.sqlite"))
+        expect_error("unknown profile", "run", *common, "--profile", "zigzag",
+                     "--db", os.path.join(tmp, "x.sqlite"))
+        newer = os.path.join(tmp, "newer.sqlite")
+        shutil.copy(a, newer)
+        con = sqlite3.connect(newer)
+        con.execute("PRAGMA user_version = 999")
+        con.commit()
+        con.close()
+        line = expect_error("newer schema", "run", *search, "--db", newer)
+        check("version" in line, f"newer-schema error does not mention the version: {line}")
+        corrupt = os.path.join(tmp, "corrupt.sqlite")
+        with open(corrupt, "wb") as f:
+            f.write(b"SQLite format 3\x00" + os.urandom(4096))
+        expect_error("corrupt database", "run", *search, "--db", corrupt)
+        other = os.path.join(tmp, "other-model")
+        shutil.copytree(model, other)
+        line = expect_error("model mismatch", "run", *[other if x == model else x for x in search],
+                            "--db", b)
+        check("model" in line, f"mismatch error does not name the model: {line}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        sys.exit("\n".join(FAILURES))
+    print("search run/resume/replay: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
