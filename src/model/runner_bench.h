@@ -24,7 +24,7 @@ struct RunnerBenchResult {
   double prefill_seconds = 0, prefill_tokens_per_s = 0, prefill_gflops = 0;
   double sgemm_peak_gflops = 0, prefill_sgemm_fraction = 0;
   double decode_seconds_per_token = 0, decode_tokens_per_s = 0;
-  double decode_weight_bytes = 0, decode_weight_gbps = 0;
+  double decode_bytes = 0, decode_gbps = 0;
   double memory_bandwidth_gbps = 0, decode_bandwidth_fraction = 0;
   int64_t prefill_peak_extra_bytes = 0;  // resident memory the prefill added at its peak (CPU)
   int64_t peak_rss_bytes = 0;
