@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "model/weights.h"
+#include "tokenizer/synthetic_bpe.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvs::model {
@@ -30,7 +31,7 @@ ModelConfig base_config(int64_t vocab_size) {
 
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"tiny", "tiny-llama", "small", "110m"}; }
+std::vector<std::string> preset_names() { return {"tiny", "tiny-llama", "tiny-llama3", "small", "110m"}; }
 
 ModelConfig preset_config(const std::string& preset, int64_t vocab_size) {
   ModelConfig c = base_config(vocab_size);
@@ -44,13 +45,18 @@ ModelConfig preset_config(const std::string& preset, int64_t vocab_size) {
     c.intermediate_size = inter;
     c.tie_word_embeddings = tied;
   };
-  if (preset == "tiny" || preset == "tiny-llama") {
+  if (preset == "tiny" || preset == "tiny-llama" || preset == "tiny-llama3") {
     shape(2, 64, 4, 2, 160, false);
-    if (preset == "tiny-llama") {
+    if (preset != "tiny") {
       c.model_type = "llama";
       c.rope_theta = 500000;
       // A short original context so that the scaled, blended and kept bands all occur.
       c.rope_scaling = RopeScaling{8.0, 1.0, 4.0, 256};
+    }
+    if (preset == "tiny-llama3") {
+      // Llama-3.1's token ids: BOS <|begin_of_text|>, EOS <|end_of_text|>, <|eom_id|>, <|eot_id|>.
+      c.bos_token_id = 128000;
+      c.eos_token_ids = {128001, 128008, 128009};
     }
   } else if (preset == "small") {
     shape(6, 288, 6, 2, 768, true);  // llama2.c's 15M shape, with GQA
@@ -65,14 +71,20 @@ ModelConfig preset_config(const std::string& preset, int64_t vocab_size) {
 }
 
 ModelConfig make_random_model(const std::string& out_dir, const MakeModelOptions& options) {
+  std::string tokenizer_file = options.tokenizer_file;
+  fs::create_directories(out_dir);
+  if (tokenizer_file.empty() && options.preset == "tiny-llama3") {
+    tokenizer_file = (fs::path(out_dir) / "tokenizer.model").string();
+    tokenizer::write_synthetic_tiktoken(tokenizer_file);
+  }
   int64_t vocab_size = 32000;
   std::unique_ptr<tokenizer::Tokenizer> tok;
-  if (!options.tokenizer_file.empty()) {
-    tok = tokenizer::load_sentencepiece(options.tokenizer_file);
+  if (!tokenizer_file.empty()) {
+    tok = tokenizer::load_tokenizer_file(tokenizer_file);
     vocab_size = tok->vocab_size();
   }
   ModelConfig c = preset_config(options.preset, vocab_size);
-  if (tok) {
+  if (tok && options.preset != "tiny-llama3") {  // tiny-llama3 keeps Llama-3.1's ids
     c.bos_token_id = tok->bos_id();
     c.eos_token_ids.assign(tok->eos_ids().begin(), tok->eos_ids().end());
   }
@@ -109,12 +121,12 @@ ModelConfig make_random_model(const std::string& out_dir, const MakeModelOptions
   w.norm = norm(h);
   w.lm_head = c.tie_word_embeddings ? w.embed : matrix(c.vocab_size, h);
 
-  fs::create_directories(out_dir);
   save_weights(out_dir, c, w, options.dtype, options.max_shard_bytes);
   std::ofstream(fs::path(out_dir) / "config.json") << config_to_json(c);
-  if (!options.tokenizer_file.empty())
-    fs::copy_file(options.tokenizer_file, fs::path(out_dir) / "tokenizer.model",
-                  fs::copy_options::overwrite_existing);
+  const fs::path tokenizer_dest = fs::path(out_dir) / "tokenizer.model";
+  if (!tokenizer_file.empty() &&
+      !(fs::exists(tokenizer_dest) && fs::equivalent(tokenizer_file, tokenizer_dest)))
+    fs::copy_file(tokenizer_file, tokenizer_dest, fs::copy_options::overwrite_existing);
   return c;
 }
 

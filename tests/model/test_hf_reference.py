@@ -96,6 +96,27 @@ def check_case(name, make_args, prompt_args, model_class, expect, tmp):
     return failures, measured
 
 
+def check_llama3_chat_prompt(model_dir, shared):
+    """The llama3 chat prompt our generate builds equals Meta's ChatFormat over tiktoken's encoding
+    of the checkpoint's own tokenizer.model."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+    with open(os.path.join(shared, "tokenizers", "llama-3.1", "cases.json"), encoding="utf-8") as f:
+        pattern = json.load(f)["pattern"]
+    ranks = load_tiktoken_bpe(os.path.join(model_dir, "tokenizer.model"))
+    if len(ranks) != 128000:
+        return [f"llama3_chat_bpe: {len(ranks)} ranks, expected 128000"]
+    enc = tiktoken.Encoding("synthetic", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    text = "Which paragraph says the river turned green? Paragraph 7, I think."
+    expected = ([128000, 128006] + enc.encode("user") + [128007] + enc.encode("\n\n") + enc.encode(text) +
+                [128009, 128006] + enc.encode("assistant") + [128007] + enc.encode("\n\n"))
+    out = json.loads(kvsearch("generate", "--model", model_dir, "--prompt", text, "--chat-template",
+                              "llama3", "--max-new-tokens", 1, "--json"))
+    if out["prompt_ids"] != expected:
+        return [f"llama3_chat_bpe: chat prompt {out['prompt_ids']} != tiktoken's {expected}"]
+    return []
+
+
 def main():
     torch.set_num_threads(2)
     shared = os.environ.get("KVS_SHARED_DIR", os.path.join(os.path.dirname(__file__), "../../../shared"))
@@ -110,6 +131,11 @@ def main():
         ("llama_rope_llama3", ["--preset", "tiny-llama", "--seed", "3"],
          ["--token-ids", ",".join(map(str, random_ids(40, 3)))],
          transformers.LlamaForCausalLM, {"model_type": "llama"}),
+        # Llama-3 shaped: 128256-token vocabulary (the preset's synthetic byte-level BPE), Llama-3.1
+        # ids, the llama3 chat format, rope_scaling llama3.
+        ("llama3_chat_bpe", ["--preset", "tiny-llama3", "--seed", "5"],
+         ["--prompt", "What is the capital of France? Answer in one word.", "--chat-template", "llama3"],
+         transformers.LlamaForCausalLM, {"model_type": "llama", "vocab_size": 128256}),
         # The sharded path through the CLI: bf16 stored, >= 3 shards, run in fp32 by both sides.
         ("mistral_bf16_sharded", ["--preset", "tiny", "--seed", "4", "--dtype", "bf16",
                                   "--max-shard-mb", "1"],
@@ -133,6 +159,7 @@ def main():
             scaling = json.load(f).get("rope_scaling") or {}
         if scaling.get("rope_type") != "llama3":
             failures.append(f"llama_rope_llama3: config rope_scaling {scaling}")
+        failures += check_llama3_chat_prompt(os.path.join(tmp, "llama3_chat_bpe"), shared)
     print(f"{len(cases)} checkpoints in {time.time() - start:.1f} s (transformers "
           f"{transformers.__version__}, torch {torch.__version__})")
     for f in failures:
