@@ -36,7 +36,9 @@ Progress::~Progress() {
 void Progress::advance(int64_t n) {
   done_ += n;
   const auto now = std::chrono::steady_clock::now();
-  if (tty_ && (now - last_draw_ > std::chrono::milliseconds(100) || done_ >= total_)) {
+  // A terminal gets a live bar; a log file (batch jobs) a line every half minute.
+  const auto interval = tty_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(30000);
+  if (now - last_draw_ > interval || (tty_ && done_ >= total_)) {
     last_draw_ = now;
     draw(false);
   }
@@ -73,7 +75,7 @@ void Progress::draw(bool final) {
   }
   if (tty_)
     std::fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
-  else if (final)
+  else
     std::fprintf(stderr, "%s\n", line);
   std::fflush(stderr);
 }

@@ -157,7 +157,8 @@ FileIdentity read_identity(Connection& connection) {
 
 // WAL lets readers and one writer work at once; the mode is stored in the file.
 void enable_wal(Connection& connection) {
-  Statement statement(connection, "PRAGMA journal_mode = WAL", "enabling WAL mode");
+  connection.exec_retrying_when_busy("PRAGMA journal_mode = WAL", "enabling WAL mode");
+  Statement statement(connection, "PRAGMA journal_mode", "reading the journal mode");
   const std::string mode = statement.step() ? statement.text(0) : "";
   if (mode != "wal")
     log::warn(connection.path() + ": SQLite refused WAL mode (journal mode '" + mode +

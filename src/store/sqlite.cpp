@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "core/error.h"
@@ -32,7 +34,8 @@ std::string hint_for(int rc) {
 
 }  // namespace
 
-Connection::Connection(const std::string& path, bool read_only, int busy_timeout_ms) : path_(path) {
+Connection::Connection(const std::string& path, bool read_only, int busy_timeout_ms)
+    : path_(path), busy_timeout_ms_(busy_timeout_ms) {
   const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
@@ -50,6 +53,18 @@ Connection::~Connection() { sqlite3_close_v2(db_); }
 void Connection::exec(const std::string& sql, const std::string& doing) {
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) fail(rc, doing);
+}
+
+void Connection::exec_retrying_when_busy(const std::string& sql, const std::string& doing) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms_);
+  for (;;) {
+    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    const int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || std::chrono::steady_clock::now() > deadline)
+      fail(rc, doing);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }

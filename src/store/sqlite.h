@@ -26,6 +26,9 @@ class Connection {
 
   // Runs one or more statements that return no rows of interest.
   void exec(const std::string& sql, const std::string& doing);
+  // exec for statements SQLite runs without waiting on its busy handler (changing the journal
+  // mode while another connection sets up the same new file): retried until the busy timeout.
+  void exec_retrying_when_busy(const std::string& sql, const std::string& doing);
   int64_t last_insert_rowid() const;
 
   // Throws the error for result code rc: "<file>: <doing>: <SQLite's message>[; <what to do>]".
@@ -34,6 +37,7 @@ class Connection {
  private:
   std::string path_;
   sqlite3* db_ = nullptr;
+  int busy_timeout_ms_;
 };
 
 class Statement {
