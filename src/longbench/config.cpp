@@ -12,6 +12,8 @@ namespace kvs::longbench {
 
 namespace {
 
+constexpr size_t kExtraDatasetDevSize = 100;
+
 nlohmann::json read_json_object(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw error_at(path, "config file not found");
   std::ifstream in(path, std::ios::binary);
@@ -33,6 +35,10 @@ std::string prompt_config_path(const std::string& longbench_dir) {
 
 std::string maxlen_config_path(const std::string& longbench_dir) {
   return (std::filesystem::path(longbench_dir) / "config" / "dataset2maxlen.json").string();
+}
+
+std::string metric_config_path(const std::string& longbench_dir) {
+  return (std::filesystem::path(longbench_dir) / "config" / "dataset2metric.json").string();
 }
 
 const std::string& Config::prompt_template(const std::string& dataset) const {
@@ -65,12 +71,30 @@ Config load_config(const std::string& longbench_dir) {
       throw error_at(maxlen_path, "max_new_tokens of '" + key + "' must be a positive integer");
     config.max_new_tokens[key] = value.get<int>();
   }
-  for (const auto& d : english_datasets()) {
-    if (!config.prompt_templates.count(d.name))
-      throw error_at(prompt_path, "no prompt template for '" + d.name + "'");
-    template_fields(config.prompt_templates[d.name], prompt_path + ": template of '" + d.name + "'");
-    if (!config.max_new_tokens.count(d.name))
-      throw error_at(maxlen_path, "no max_new_tokens for '" + d.name + "'");
+  std::vector<std::string> required;
+  const std::string metric_path = metric_config_path(longbench_dir);
+  if (std::filesystem::exists(metric_path)) {
+    const nlohmann::json metrics = read_json_object(metric_path);
+    for (const auto& [key, value] : metrics.items()) {
+      if (!value.is_string()) throw error_at(metric_path, "metric of '" + key + "' must be a string");
+      DatasetInfo info{key, Metric::QaF1, false, false, false, 0, kExtraDatasetDevSize};
+      try {
+        info.metric = metric_from_name(value.get<std::string>());
+        register_dataset(info);
+      } catch (const Error& e) {
+        throw error_at(metric_path, e.what());
+      }
+      required.push_back(key);
+    }
+  } else {
+    for (const auto& d : english_datasets()) required.push_back(d.name);
+  }
+  for (const auto& name : required) {
+    if (!config.prompt_templates.count(name))
+      throw error_at(prompt_path, "no prompt template for '" + name + "'");
+    template_fields(config.prompt_templates[name], prompt_path + ": template of '" + name + "'");
+    if (!config.max_new_tokens.count(name))
+      throw error_at(maxlen_path, "no max_new_tokens for '" + name + "'");
   }
   return config;
 }

@@ -1,6 +1,11 @@
 // The official prompt templates and generation lengths, read from the user's LongBench directory:
 // <dir>/config/dataset2prompt.json (dataset -> Python str.format template) and
 // <dir>/config/dataset2maxlen.json (dataset -> max_new_tokens). The project ships neither text.
+// Optionally <dir>/config/dataset2metric.json (dataset -> metric name, e.g. "retrieval_score")
+// declares datasets beyond the official ones (the embedded demo's synthetic tasks); each is
+// registered (dataset.h) with a dev split of 100. A directory with that file needs templates for
+// its declared datasets only; one without it is an official release and needs all 16 English
+// templates.
 #pragma once
 
 #include <map>
@@ -23,5 +28,6 @@ Config load_config(const std::string& longbench_dir);
 
 std::string prompt_config_path(const std::string& longbench_dir);
 std::string maxlen_config_path(const std::string& longbench_dir);
+std::string metric_config_path(const std::string& longbench_dir);
 
 }  // namespace kvs::longbench

@@ -1,6 +1,8 @@
 #include "longbench/dataset.h"
 
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "core/error.h"
 #include "longbench/jsonl.h"
@@ -36,12 +38,42 @@ bool is_english_dataset(const std::string& name) {
   return false;
 }
 
+namespace {
+
+// Extra datasets by name; std::map keeps references stable as entries are added.
+std::map<std::string, DatasetInfo>& registered_datasets() {
+  static std::map<std::string, DatasetInfo> registered;
+  return registered;
+}
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
 const DatasetInfo& dataset_info(const std::string& name) {
   for (const auto& d : english_datasets())
     if (d.name == name) return d;
   std::string names;
-  for (const auto& d : english_datasets()) names += (names.empty() ? "" : ", ") + d.name;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    const auto it = registered_datasets().find(name);
+    if (it != registered_datasets().end()) return it->second;
+    for (const auto& d : english_datasets()) names += (names.empty() ? "" : ", ") + d.name;
+    for (const auto& [extra, info] : registered_datasets()) names += ", " + extra;
+  }
   throw Error("unknown LongBench dataset '" + name + "' (expected one of: " + names + ")");
+}
+
+void register_dataset(const DatasetInfo& info) {
+  if (is_english_dataset(info.name))
+    throw Error("dataset '" + info.name + "' is an official LongBench dataset; it cannot be redefined");
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  const auto [it, added] = registered_datasets().emplace(info.name, info);
+  if (!added && it->second.metric != info.metric)
+    throw Error("dataset '" + info.name + "' is already registered with " + metric_name(it->second.metric));
 }
 
 std::string metric_name(Metric metric) {
@@ -60,6 +92,16 @@ std::string metric_name(Metric metric) {
       return "code_sim_score";
   }
   return "?";
+}
+
+Metric metric_from_name(const std::string& name) {
+  std::string names;
+  for (Metric m : {Metric::QaF1, Metric::RougeL, Metric::Classification, Metric::Retrieval,
+                   Metric::Count, Metric::CodeSim}) {
+    if (metric_name(m) == name) return m;
+    names += (names.empty() ? "" : ", ") + metric_name(m);
+  }
+  throw Error("unknown metric '" + name + "' (expected one of: " + names + ")");
 }
 
 std::string dataset_path(const std::string& longbench_dir, const std::string& name, bool e) {

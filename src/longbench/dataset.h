@@ -25,11 +25,19 @@ struct DatasetInfo {
 // The 16 datasets in the official order (pred.py's list), the order of every report.
 const std::vector<DatasetInfo>& english_datasets();
 
-// Throws kvs::Error naming the unknown dataset and listing the valid names.
+// The 16 English datasets, then any registered extra dataset (register_dataset). Throws
+// kvs::Error naming the unknown dataset and listing the valid names.
 const DatasetInfo& dataset_info(const std::string& name);
+
+// Adds a dataset beyond the official ones (a LongBench directory's config/dataset2metric.json,
+// see config.h; the embedded demo's synthetic tasks): scored with `info.metric`, no first-line
+// rule, no LongBench-E file. Registering the same name again with the same metric is a no-op; an
+// official name or a different metric is an error.
+void register_dataset(const DatasetInfo& info);
 bool is_english_dataset(const std::string& name);
 
 std::string metric_name(Metric metric);  // "qa_f1_score", "rouge_score", ... (metrics.py names)
+Metric metric_from_name(const std::string& name);  // the inverse; kvs::Error listing the names
 
 // One line of a LongBench data file, every field checked on load.
 struct Record {

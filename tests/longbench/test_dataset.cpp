@@ -135,4 +135,33 @@ TEST(Config, MissingOrIncompleteFilesAreErrors) {
             std::string::npos);
 }
 
+TEST(Config, ExtraDatasetsAreDeclaredWithTheirMetric) {
+  TempDir tmp;
+  tmp.write("config/dataset2prompt.json", R"({"synthetic_lookup": "{context}\n{input}"})");
+  tmp.write("config/dataset2maxlen.json", R"({"synthetic_lookup": 8})");
+  // Without dataset2metric.json this is an incomplete official release.
+  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("no prompt template for 'narrativeqa'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { dataset_info("synthetic_lookup"); }).find("unknown LongBench dataset"),
+            std::string::npos);
+  tmp.write("config/dataset2metric.json", R"({"synthetic_lookup": "retrieval_score"})");
+  const Config config = load_config(tmp.path().string());
+  EXPECT_EQ(config.max_new_tokens_for("synthetic_lookup"), 8);
+  const DatasetInfo& info = dataset_info("synthetic_lookup");
+  EXPECT_EQ(info.metric, Metric::Retrieval);
+  EXPECT_EQ(info.dev_size, 100u);
+  EXPECT_FALSE(info.first_line_only);
+
+  tmp.write("config/dataset2metric.json", R"({"synthetic_lookup": "qa_f1_score"})");
+  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("already registered with retrieval_score"),
+            std::string::npos);
+  tmp.write("config/dataset2metric.json", R"({"hotpotqa": "qa_f1_score"})");
+  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("cannot be redefined"),
+            std::string::npos);
+  tmp.write("config/dataset2metric.json", R"({"other": "bleu"})");
+  const std::string error = error_of([&] { load_config(tmp.path().string()); });
+  EXPECT_NE(error.find("dataset2metric.json"), std::string::npos) << error;
+  EXPECT_NE(error.find("unknown metric 'bleu'"), std::string::npos) << error;
+}
+
 }  // namespace

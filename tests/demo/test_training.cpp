@@ -1,0 +1,150 @@
+#include <gtest/gtest.h>
+
+#include <ATen/core/grad_mode.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "demo/model_init.h"
+#include "demo/tasks.h"
+#include "demo/tokenizer_training.h"
+#include "demo/train_forward.h"
+#include "demo/trainer.h"
+#include "demo/training_data.h"
+#include "model/rope.h"
+#include "model/transformer.h"
+
+namespace kvs::demo {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One small tokenizer for the whole suite (training it takes a few seconds).
+const tokenizer::Tokenizer& test_tokenizer() {
+  static const std::unique_ptr<tokenizer::Tokenizer> tok = [] {
+    const fs::path path =
+        fs::temp_directory_path() / ("kvs_demo_tok_" + std::to_string(::getpid()) + ".model");
+    TokenizerTrainingOptions o;
+    o.model_path = path.string();
+    o.vocab_size = 1200;
+    o.corpus_examples = 30;
+    train_demo_tokenizer(o);
+    auto loaded = tokenizer::load_sentencepiece(path.string());
+    fs::remove(path);
+    return loaded;
+  }();
+  return *tok;
+}
+
+TEST(DemoTokenizer, MistralSpecialIdsAndRoundTrips) {
+  const auto& tok = test_tokenizer();
+  EXPECT_EQ(tok.vocab_size(), 1200);
+  EXPECT_EQ(tok.bos_id(), 1);
+  EXPECT_EQ(tok.eos_ids(), std::vector<int32_t>{2});
+  EXPECT_EQ(tok.decode(tok.encode("zedi zave 17.")), "zedi zave 17.");
+  EXPECT_EQ(tok.decode(tok.encode("Which paragraph: x\nz")), "Which paragraph: x\nz");
+}
+
+TEST(DemoTraining, SequencesMarkExactlyTheAnswerTokens) {
+  const auto& tok = test_tokenizer();
+  const DemoTask& task = demo_task("demo_passage_retrieval");
+  std::mt19937_64 gen(1);
+  const TaskInstance instance = task.generate(demo_lexicon(), TaskShape{3, 5, 2}, gen);
+  const TrainingSequence seq = encode_training_sequence(task, instance, tok);
+  EXPECT_EQ(seq.ids.front(), tok.bos_id());
+  // The prompt prefix is what the runner sees: BOS + the filled template.
+  const auto prompt = tok.encode(task.prefix + instance.context + task.question_text(instance.questions[0]));
+  ASSERT_GT(seq.ids.size(), prompt.size());
+  EXPECT_TRUE(std::equal(prompt.begin(), prompt.end(), seq.ids.begin() + 1));
+  std::vector<int32_t> answers;
+  for (int64_t p : seq.answer_positions) answers.push_back(seq.ids[static_cast<size_t>(p)]);
+  // The trained completions: the paragraph numbers the gold answers "Paragraph k" name.
+  EXPECT_EQ("Paragraph " + instance.completions[0], instance.answers[0]);
+  std::vector<int32_t> expected = tok.encode(instance.completions[0]);
+  expected.push_back(2);
+  const auto second = tok.encode(instance.completions[1]);
+  expected.insert(expected.end(), second.begin(), second.end());
+  expected.push_back(2);
+  EXPECT_EQ(answers, expected);
+  EXPECT_EQ(seq.answer_positions.front(), static_cast<int64_t>(prompt.size()) + 1);
+}
+
+model::Weights detached_copy(const model::Weights& w) {
+  model::Weights out;
+  auto c = [](const at::Tensor& t) { return t.detach().clone(); };
+  out.embed = c(w.embed);
+  for (const auto& l : w.layers)
+    out.layers.push_back({c(l.input_norm), c(l.q_proj), c(l.k_proj), c(l.v_proj), c(l.o_proj),
+                          c(l.post_norm), c(l.gate_proj), c(l.up_proj), c(l.down_proj)});
+  out.norm = c(w.norm);
+  out.lm_head = c(w.lm_head);
+  return out;
+}
+
+TEST(DemoTraining, TrainingForwardIsTheRunnersForward) {
+  ModelShape shape;
+  shape.layers = 2;
+  shape.hidden = 64;
+  shape.heads = 4;
+  shape.kv_heads = 2;
+  shape.intermediate = 96;
+  const model::ModelConfig config = demo_model_config(shape, 300, 1, 2);
+  model::Weights weights = init_weights(config, 5);
+  {  // Non-trivial norms, so a misplaced norm weight would show.
+    at::NoGradGuard g;
+    for (auto& l : weights.layers) l.post_norm.mul_(at::rand({64}) + 0.5);
+  }
+  std::vector<TrainingSequence> seqs(2);
+  std::mt19937_64 gen(2);
+  for (auto& s : seqs) {
+    for (int i = 0; i < 37 + static_cast<int>(seqs.size()) * 11; ++i)
+      s.ids.push_back(static_cast<int32_t>(3 + gen() % 290));
+    for (int64_t p = 1; p < static_cast<int64_t>(s.ids.size()); p += 3) s.answer_positions.push_back(p);
+  }
+  seqs[1].ids.resize(25);
+  seqs[1].answer_positions = {5, 24};
+  const PackedBatch batch = pack_batch(seqs);
+  const at::Tensor logits =
+      answer_logits(config, weights, model::rope_inverse_frequencies(config), batch).detach();
+
+  const model::Transformer runner(config, detached_copy(weights));
+  int64_t row = 0;
+  for (const auto& s : seqs) {
+    model::PrefillOptions o;
+    o.all_logits = true;
+    o.keep_cache = false;
+    const at::Tensor all = runner.prefill(s.ids, o).logits;
+    for (int64_t p : s.answer_positions) {
+      EXPECT_TRUE(at::allclose(logits[row], all[p - 1], 1e-4, 1e-5)) << "position " << p;
+      ++row;
+    }
+  }
+  EXPECT_EQ(row, logits.size(0));
+}
+
+TEST(DemoTraining, AShortRunLowersTheLoss) {
+  const auto& tok = test_tokenizer();
+  ModelShape shape;
+  shape.layers = 2;
+  shape.hidden = 64;
+  shape.heads = 4;
+  shape.kv_heads = 2;
+  shape.intermediate = 128;
+  const model::ModelConfig config = demo_model_config(shape, tok.vocab_size(), 1, 2);
+  TrainOptions o;
+  o.steps = 40;
+  o.tokens_per_step = 256;
+  o.learning_rate = 3e-3;
+  o.warmup_steps = 5;
+  o.log_every = 10;
+  o.check_every = 0;
+  const TrainResult result = train_demo_model(config, tok, o);
+  ASSERT_EQ(result.losses.size(), 4u);
+  EXPECT_EQ(result.losses.back().step, 40);
+  EXPECT_LT(result.losses.back().loss, 0.8 * result.losses.front().loss)
+      << "first window " << result.losses.front().loss << ", last " << result.losses.back().loss;
+  EXPECT_FALSE(result.weights.embed.requires_grad());
+}
+
+}  // namespace
+}  // namespace kvs::demo
