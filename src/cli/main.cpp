@@ -21,6 +21,7 @@ std::vector<std::pair<std::string, CommandSetup>>& registered_commands() {
 std::string group_description(const std::string& group) {
   if (group == "bench") return "Benchmarks: print measured figures next to their baselines";
   if (group == "data") return "Inspect and validate datasets";
+  if (group == "experiment") return "Batch experiments: a spec's jobs, run locally or on Slurm, merged";
   return group + " commands";
 }
 

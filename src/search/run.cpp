@@ -42,21 +42,54 @@ std::vector<double> per_layer(const evict::Profile& profile, int64_t layers) {
   return out;
 }
 
+// The latent coordinates a search moves: all of them, except those of a score term the request
+// switches off (an ablation spends no evaluation on a coefficient that cannot change the score).
+// The search sees the free coordinates; the store records the full latent vector.
+class FreeCoordinates {
+ public:
+  FreeCoordinates(const RunRequest& request, const ProfileFamily& family) {
+    if (!family.searched()) {  // fixed policies: one placeholder coordinate
+      full_ = {0.0};
+      free_ = {0};
+      return;
+    }
+    full_ = family.warm_start();
+    const size_t half = full_.size() / 2;
+    for (size_t i = 0; i < full_.size(); ++i)
+      if (!request.terms || (i < half ? request.terms->dispersion : request.terms->corr)) free_.push_back(i);
+  }
+  std::vector<double> warm_start() const { return free_part(full_); }
+  std::vector<double> full(const std::vector<double>& free) const {
+    std::vector<double> out = full_;
+    for (size_t k = 0; k < free_.size(); ++k) out[free_[k]] = free.at(k);
+    return out;
+  }
+  std::vector<double> free_part(const std::vector<double>& full) const {
+    std::vector<double> out;
+    for (size_t i : free_) out.push_back(full.at(i));
+    return out;
+  }
+  int full_index(int free_index) const { return static_cast<int>(free_.at(static_cast<size_t>(free_index))); }
+
+ private:
+  std::vector<double> full_;
+  std::vector<size_t> free_;
+};
+
 }  // namespace
 
-RunSummary run_search(const RunRequest& request) {
+evict::Policy request_policy(const RunRequest& request, const std::vector<double>& latent) {
   const ProfileFamily family(request.profile, request.segments, request.budget);
-  if (request.budget <= 8) throw Error("--budget must exceed the window of 8 tokens");
-  longbench::dataset_info(request.dataset);  // an unknown name fails before any loading
-  const model::ModelConfig config = model::load_config((fs::path(request.model_dir) / "config.json").string());
-  const int64_t layers = config.num_hidden_layers;
+  evict::Policy policy = family.policy(family.searched() ? latent : std::vector<double>{});
+  if (request.terms) {
+    policy.terms = *request.terms;
+    policy.validate("score terms of the run");
+  }
+  return policy;
+}
 
-  SearchSettings settings;
-  settings.step = request.step;
-  settings.tau = request.tau;
-  settings.max_evals = family.searched() ? request.max_evals : 1;
-  settings.speculation = request.speculation;
-
+store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_template) {
+  const ProfileFamily family(request.profile, request.segments, request.budget);
   store::RunSpec spec;
   spec.model = model_name(request.model_dir);
   spec.model_path = fs::absolute(request.model_dir).string();
@@ -67,18 +100,39 @@ RunSummary run_search(const RunRequest& request) {
   spec.budget = request.budget;
   spec.profile_family = family.name();
   spec.segments = family.segments();
-  spec.search_json = nlohmann::json{{"step", settings.step},
-                                    {"tau", settings.tau},
-                                    {"max_evals", settings.max_evals},
+  spec.search_json = nlohmann::json{{"step", request.step},
+                                    {"tau", request.tau},
+                                    {"max_evals", family.searched() ? request.max_evals : 1},
                                     {"max_length", request.max_length},
                                     {"chat_template", request.chat_template}}
                          .dump();
-  spec.policy_json = evict::policy_to_string(family.policy(family.warm_start()));
+  spec.policy_json = evict::policy_to_string(policy_template);
   spec.git_commit = build_info::git_commit();
   spec.build_type = build_info::build_type();
   spec.command_line = request.command_line;
   spec.host = build_info::host_name();
-  spec.key = store::default_run_key(spec);
+  spec.job_key = request.job_key;
+  spec.key = request.run_key.empty() ? store::default_run_key(spec) : request.run_key;
+  return spec;
+}
+
+RunSummary run_search(const RunRequest& request) {
+  const ProfileFamily family(request.profile, request.segments, request.budget);
+  if (request.budget <= 8) throw Error("--budget must exceed the window of 8 tokens");
+  // An unknown name fails before any model loading (the LongBench dir may declare extra datasets).
+  longbench::load_config(request.longbench_dir);
+  longbench::dataset_info(request.dataset);
+  const model::ModelConfig config = model::load_config((fs::path(request.model_dir) / "config.json").string());
+  const int64_t layers = config.num_hidden_layers;
+
+  SearchSettings settings;
+  settings.step = request.step;
+  settings.tau = request.tau;
+  settings.max_evals = family.searched() ? request.max_evals : 1;
+  settings.speculation = request.speculation;
+
+  const store::RunSpec spec = run_spec(request, request_policy(request, family.warm_start()));
+  const FreeCoordinates coordinates(request, family);
 
   store::Store db(request.db_path);
   const store::FoundRun found = db.find_or_create_run(spec);
@@ -89,7 +143,7 @@ RunSummary run_search(const RunRequest& request) {
   for (const store::State& s : db.states_of(found.run)) {
     EvaluatedState e;
     e.order = static_cast<int>(s.record.eval_order);
-    e.latent = s.record.latent;
+    e.latent = coordinates.free_part(s.record.latent);
     e.dev_score = s.record.dev_score;
     e.accepted = s.record.accepted;
     e.best_so_far = s.record.best_so_far;
@@ -130,7 +184,7 @@ RunSummary run_search(const RunRequest& request) {
   auto evaluate = [&](const std::vector<std::vector<double>>& latents) {
     ensure_loaded();
     std::vector<evict::Policy> policies;
-    for (const auto& l : latents) policies.push_back(family.policy(l));
+    for (const auto& l : latents) policies.push_back(request_policy(request, coordinates.full(l)));
     const Evaluator evaluator(*model, *tok);
     Timer timer;
     const auto outcomes = evaluate_with_progress(
@@ -138,6 +192,7 @@ RunSummary run_search(const RunRequest& request) {
         strfmt("%s %s dev (%zu policies)", request.dataset.c_str(), family.name().c_str(), policies.size()),
         strfmt("best dev %.2f", best_dev));
     batch_seconds_each = timer.seconds() / static_cast<double>(latents.size());
+    summary.prefills += static_cast<int64_t>(dev->questions.size());
     batch_latents = latents;
     batch_outcomes = outcomes;
     std::vector<double> scores;
@@ -148,10 +203,11 @@ RunSummary run_search(const RunRequest& request) {
     size_t p = 0;
     while (p < batch_latents.size() && batch_latents[p] != state.latent) ++p;
     if (p == batch_latents.size()) throw Error("internal: evaluated state missing from its batch");
-    const evict::Policy policy = family.policy(state.latent);
+    const std::vector<double> latent = coordinates.full(state.latent);
+    const evict::Policy policy = request_policy(request, latent);
     store::StateRecord r;
     r.eval_order = state.order;
-    r.latent = state.latent;
+    r.latent = latent;
     r.lambda1 = per_layer(policy.lambda1, layers);
     r.lambda2 = per_layer(policy.lambda2, layers);
     r.policy_json = evict::policy_to_string(policy);
@@ -159,7 +215,7 @@ RunSummary run_search(const RunRequest& request) {
     r.accepted = state.accepted;
     r.best_so_far = state.best_so_far;
     if (state.move.coordinate >= 0) {
-      r.changed_coordinate = state.move.coordinate;
+      r.changed_coordinate = coordinates.full_index(state.move.coordinate);
       r.delta = state.move.direction * settings.step;
     }
     r.seconds = batch_seconds_each;
@@ -173,8 +229,7 @@ RunSummary run_search(const RunRequest& request) {
 
   SearchResult result;
   if (!found.run.finished) {
-    result = coordinate_search(family.searched() ? family.warm_start() : std::vector<double>{0.0},
-                               settings, evaluate, sink, recorded);
+    result = coordinate_search(coordinates.warm_start(), settings, evaluate, sink, recorded);
     db.mark_finished(found.run);
   } else {
     for (const auto& s : recorded)
@@ -184,7 +239,7 @@ RunSummary run_search(const RunRequest& request) {
   }
   summary.evaluations = static_cast<int>(result.states.size());
   summary.best_dev_score = result.best_score;
-  const evict::Policy best = family.policy(family.searched() ? result.best_latent : std::vector<double>{});
+  const evict::Policy best = request_policy(request, coordinates.full(result.best_latent));
   summary.best_lambda1 = per_layer(best.lambda1, layers);
   summary.best_lambda2 = per_layer(best.lambda2, layers);
 
@@ -205,6 +260,7 @@ RunSummary run_search(const RunRequest& request) {
       Timer timer;
       const auto outcomes = evaluate_with_progress(evaluator, test, {best}, longbench::ScoreVariant::Official,
                                                    request.dataset + " test", "final state");
+      summary.prefills += static_cast<int64_t>(test.questions.size());
       const store::ReplayRecord replay = replay_record(test, outcomes, 0, timer.seconds());
       db.record_replay(*best_state, replay);
       summary.test_score = replay.official_score;

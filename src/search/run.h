@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "evict/policy.h"
 #include "model/runtime.h"
+#include "store/records.h"
 
 namespace kvs::search {
 
@@ -30,6 +33,12 @@ struct RunRequest {
   std::string chat_template = "auto";  // auto: llama3 for Llama-3 models, none otherwise
   std::string command_line;
   model::LoadOptions load;
+  // Batch experiments (src/experiment): the job that owns the run, the run's key (empty: the
+  // default key) and the score terms of an ablation (empty: the family's own; a search does not
+  // move the coefficients of a term switched off).
+  std::string job_key;
+  std::string run_key;
+  std::optional<evict::ScoreTerms> terms;
 };
 
 struct RunSummary {
@@ -41,9 +50,15 @@ struct RunSummary {
   double best_dev_score = 0;
   std::vector<double> best_lambda1, best_lambda2;  // per layer
   double test_score = -1;      // official test score with --eval-test, else -1
+  int64_t prefills = 0;        // prefills this invocation ran (one per question per batch)
 };
 
 RunSummary run_search(const RunRequest& request);
+
+// The policy `request` evaluates at `latent` (its family's, with request.terms applied).
+evict::Policy request_policy(const RunRequest& request, const std::vector<double>& latent = {});
+// The store's description of a run of `request` whose policy template is `policy_template`.
+store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_template);
 std::string run_summary_text(const RunSummary& summary);
 
 struct ReplayRequest {

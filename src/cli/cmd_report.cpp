@@ -1,0 +1,37 @@
+// kvsearch report: an experiment's tables and figures in the paper's format from its database.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/command.h"
+#include "experiment/plan.h"
+#include "experiment/report.h"
+#include "experiment/spec.h"
+
+namespace {
+
+void setup(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand("report", "Write an experiment's tables (Markdown, CSV) and figures (PNG)");
+  auto spec_path = std::make_shared<std::string>();
+  auto req = std::make_shared<kvs::experiment::ReportRequest>();
+  req->plot_script = kvs::experiment::default_plot_script();
+  cmd->add_option("spec", *spec_path, "Experiment spec (experiments/*.json)")->required();
+  cmd->add_option("--db", req->db_path, "Merged results (default results/<experiment>/results.sqlite)");
+  cmd->add_option("--out", req->out_dir, "Output directory (default results/<experiment>/report)");
+  auto longbench = std::make_shared<std::string>();
+  cmd->add_option("--longbench", *longbench,
+                  "LongBench directory declaring non-official datasets (overrides the spec's)");
+  cmd->add_option("--plot-script", req->plot_script, "The matplotlib script")->capture_default_str();
+  cmd->add_option("--python", req->python, "Python interpreter for the figures")->capture_default_str();
+  cmd->callback([spec_path, req, longbench] {
+    const auto spec = kvs::experiment::load_spec(*spec_path, *longbench);
+    if (req->db_path.empty()) req->db_path = kvs::experiment::merged_database("results/" + spec.name);
+    if (req->out_dir.empty()) req->out_dir = "results/" + spec.name + "/report";
+    const auto outcome = kvs::experiment::write_report(spec, *req);
+    for (const auto& f : outcome.files) std::cout << "wrote " << f << "\n";
+    if (!outcome.figures_note.empty()) std::cout << outcome.figures_note << "\n";
+  });
+}
+
+const kvs::cli::CommandRegistration registration("report", setup);
+
+}  // namespace

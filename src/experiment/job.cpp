@@ -1,0 +1,86 @@
+#include "experiment/job.h"
+
+#include <filesystem>
+
+#include "core/build_info.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "experiment/job_kinds.h"
+#include "store/merge.h"
+#include "store/store.h"
+
+namespace kvs::experiment {
+
+search::RunRequest method_request(const ExperimentSpec& spec, const Job& job, const MethodSpec& method,
+                                  int64_t budget, const JobSettings& settings) {
+  search::RunRequest r;
+  r.model_dir = settings.model_dir;
+  r.longbench_dir = settings.longbench_dir;
+  r.dataset = job.dataset;
+  r.profile = method.profile;
+  r.segments = method.segments;
+  r.budget = budget;
+  r.db_path = job_database(settings.out_dir, job);
+  r.max_evals = method.searched() ? method.evals : 1;
+  r.step = method.step;
+  r.tau = method.tau;
+  r.speculation = spec.speculation;
+  r.split_seed = spec.split_seed;
+  r.limit_dev = spec.dev_limit;
+  r.max_length = spec.max_length;
+  r.chat_template = spec.chat_template;
+  r.command_line = settings.command_line;
+  r.load = settings.load;
+  r.job_key = job.key;
+  r.run_key = run_key(spec, job.dataset, method.name, budget);
+  r.terms = method.terms;
+  return r;
+}
+
+std::optional<store::Job> recorded_job(const std::string& out_dir, const Job& job) {
+  const std::string path = job_database(out_dir, job);
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  store::Store db(path, store::Access::read_only);
+  for (const store::Job& j : db.list_jobs())
+    if (j.spec.key == job.key) return j;
+  return std::nullopt;
+}
+
+JobOutcome run_job(const ExperimentSpec& spec, const Plan& plan, size_t index, const JobSettings& settings) {
+  if (index >= plan.jobs.size())
+    throw error_at(spec.path, "job index " + std::to_string(index) + " is out of range (the plan has " +
+                                  std::to_string(plan.jobs.size()) + " jobs)");
+  const Job& job = plan.jobs[index];
+  const std::string path = job_database(settings.out_dir, job);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+
+  // An evaluate job records the test replays of its dataset's searches next to their states: it
+  // starts from a copy of their databases (merging is idempotent, so reruns add nothing).
+  std::vector<std::string> sources;
+  for (const std::string& key : job.search_jobs) {
+    const std::string source = job_database(settings.out_dir, plan.job(key));
+    const auto search = recorded_job(settings.out_dir, plan.job(key));
+    if (!search || !search->finished)
+      throw error_at(source, "job '" + job.key + "' needs search job '" + key + "', which has not finished");
+    sources.push_back(source);
+  }
+  if (!sources.empty()) store::merge_databases(path, sources);
+
+  store::Store db(path);
+  db.find_or_create_experiment(spec.name, spec.identity_json);
+  const store::Job row = db.find_or_create_job({job.key, spec.name, job.spec_json, build_info::host_name()});
+  if (row.finished) {
+    JobOutcome skipped;
+    skipped.key = job.key;
+    skipped.skipped = true;
+    skipped.summary = job.key + ": already finished";
+    return skipped;
+  }
+  JobOutcome outcome = job.kind == JobKind::Search ? run_search_job(spec, job, settings)
+                                                   : run_evaluate_job(spec, job, settings, db);
+  db.mark_job_finished(row, outcome.prefills);
+  log::info(outcome.summary);
+  return outcome;
+}
+
+}  // namespace kvs::experiment

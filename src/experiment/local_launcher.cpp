@@ -1,0 +1,73 @@
+// The local launcher: every job is a `kvsearch experiment job` process with its output in
+// <out>/logs/; up to options.jobs run at once, stage by stage.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sys/wait.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "experiment/launch.h"
+#include "experiment/subprocess.h"
+
+namespace kvs::experiment {
+
+namespace {
+
+// The last non-empty line of a job's log: its error, when it failed.
+std::string last_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last = "(see " + path + ")";
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \r") != std::string::npos) last = line;
+  return last;
+}
+
+}  // namespace
+
+std::vector<size_t> launch_local(const ExperimentSpec& spec, const Plan& plan, const std::vector<size_t>& todo,
+                                 const LaunchOptions& options) {
+  std::filesystem::create_directories(options.settings.out_dir + "/logs");
+  std::vector<size_t> failed;
+  for (const int stage : {1, 2}) {
+    std::vector<size_t> queue;
+    for (size_t i : todo)
+      if (plan.jobs[i].stage == stage) queue.push_back(i);
+    if (stage == 2 && !failed.empty() && !queue.empty()) {
+      log::warn(strfmt("%zu stage-1 jobs failed: the %zu stage-2 jobs that read them are not started",
+                       failed.size(), queue.size()));
+      for (size_t i : queue) failed.push_back(i);
+      break;
+    }
+    std::map<pid_t, size_t> running;
+    size_t next = 0;
+    while (next < queue.size() || !running.empty()) {
+      while (next < queue.size() && static_cast<int>(running.size()) < std::max(1, options.jobs)) {
+        const size_t i = queue[next++];
+        const Job& job = plan.jobs[i];
+        log::info(strfmt("job %zu started: %s (log %s)", i, job.key.c_str(),
+                         job_log(options.settings.out_dir, job).c_str()));
+        running[spawn_logged(job_command(spec, options, std::to_string(i)),
+                             job_log(options.settings.out_dir, job))] = i;
+      }
+      int status = 0;
+      const pid_t pid = ::wait(&status);
+      if (pid < 0) throw Error("waiting for the experiment's jobs failed");
+      const auto it = running.find(pid);
+      if (it == running.end()) continue;
+      const size_t i = it->second;
+      running.erase(it);
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (ok) {
+        log::info(strfmt("job %zu finished: %s", i, plan.jobs[i].key.c_str()));
+        continue;
+      }
+      failed.push_back(i);
+      const std::string log_path = job_log(options.settings.out_dir, plan.jobs[i]);
+      log::warn(strfmt("job %zu FAILED: %s: %s", i, plan.jobs[i].key.c_str(), last_line(log_path).c_str()));
+    }
+  }
+  return failed;
+}
+
+}  // namespace kvs::experiment

@@ -1,0 +1,130 @@
+#include "experiment/report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/build_info.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "experiment/results.h"
+#include "experiment/subprocess.h"
+#include "experiment/tables.h"
+
+namespace kvs::experiment {
+
+namespace {
+
+using nlohmann::json;
+
+// The script's exit status when matplotlib cannot be imported.
+constexpr int kMatplotlibMissing = 3;
+
+void write_file(const std::string& path, const std::string& text, std::vector<std::string>& files) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw error_at(path, "cannot write the report file");
+  files.push_back(path);
+}
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json figure_json(const FigureSpec& f, const ExperimentSpec& spec, const ExperimentResults& results) {
+  json series = json::array();
+  for (const auto& name : f.methods) {
+    json s = {{"method", name}};
+    if (f.kind == "budgets") {
+      json points = json::array();
+      for (const int64_t b : spec.method(name).budgets)
+        points.push_back({{"budget", b}, {"test", optional_number(results.test(f.dataset, name, b))}});
+      s["points"] = points;
+    } else {
+      const auto r = results.get(f.dataset, name, f.budget);
+      if (!r) continue;
+      s["lambda1"] = r->lambda1;
+      s["lambda2"] = r->lambda2;
+      json trajectory = json::array();
+      for (const auto& p : r->trajectory)
+        trajectory.push_back({{"order", p.order}, {"dev", p.dev}, {"best_so_far", p.best_so_far},
+                              {"accepted", p.accepted}, {"test", optional_number(p.test)}});
+      s["trajectory"] = trajectory;
+    }
+    series.push_back(s);
+  }
+  return {{"name", f.name}, {"kind", f.kind},       {"title", f.title},
+          {"dataset", f.dataset}, {"budget", f.budget}, {"series", series}};
+}
+
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out.empty() ? "-" : out;
+}
+
+// Draws the figures; returns why they were skipped, or "".
+std::string draw_figures(const ReportRequest& request, const std::string& data_path,
+                         std::vector<std::string>& files, const std::vector<FigureSpec>& figures) {
+  if (!std::filesystem::exists(request.plot_script))
+    return "figures skipped: the plotting script " + request.plot_script + " is missing";
+  Captured c;
+  try {
+    c = capture({request.python, request.plot_script, data_path, request.out_dir});
+  } catch (const Error& e) {
+    return std::string("figures skipped: ") + e.what();
+  }
+  if (c.status == kMatplotlibMissing) return "figures skipped: matplotlib is not installed for " + request.python;
+  if (c.status != 0) throw error_at(request.plot_script, "failed (exit " + std::to_string(c.status) + "): " + c.output);
+  for (const auto& f : figures) files.push_back(request.out_dir + "/" + f.name + ".png");
+  return "";
+}
+
+}  // namespace
+
+std::string default_plot_script() { return KVS_PLOT_SCRIPT; }
+
+ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& request) {
+  const ExperimentResults results(spec, request.db_path);
+  std::filesystem::create_directories(request.out_dir);
+  ReportOutcome outcome;
+
+  std::ostringstream index;
+  index << "# " << spec.name << "\n\n";
+  if (!spec.description.empty()) index << spec.description << "\n\n";
+  index << "- spec: `" << spec.path << "`\n";
+  index << "- results: `" << request.db_path << "`\n";
+  index << "- model: " << join(results.models()) << "\n";
+  index << "- runs recorded by kvsearch commit(s): " << join(results.commits()) << "\n";
+  index << "- report written by kvsearch " << build_info::git_commit() << "\n";
+  index << "- datasets: ";
+  for (size_t i = 0; i < spec.datasets.size(); ++i) index << (i ? ", " : "") << spec.datasets[i];
+  index << strfmt("; split seed %llu", static_cast<unsigned long long>(spec.split_seed));
+  if (spec.dev_limit > 0) index << strfmt(", first %lld dev questions", static_cast<long long>(spec.dev_limit));
+  if (spec.test_limit > 0) index << strfmt(", first %lld test questions", static_cast<long long>(spec.test_limit));
+  index << "\n\n";
+
+  for (const TableSpec& ts : spec.tables) {
+    const Table t = make_table(ts, spec, results);
+    const std::string md = to_markdown(t);
+    write_file(request.out_dir + "/" + ts.name + ".md", md, outcome.files);
+    write_file(request.out_dir + "/" + ts.name + ".csv", to_csv(t), outcome.files);
+    index << md << "\n";
+  }
+
+  if (!spec.figures.empty()) {
+    json figures = json::array();
+    for (const FigureSpec& f : spec.figures) figures.push_back(figure_json(f, spec, results));
+    const std::string data_path = request.out_dir + "/figures.json";
+    write_file(data_path, json{{"experiment", spec.name}, {"figures", figures}}.dump(1) + "\n", outcome.files);
+    outcome.figures_note = draw_figures(request, data_path, outcome.files, spec.figures);
+    index << "### Figures\n\n";
+    if (!outcome.figures_note.empty()) index << outcome.figures_note << "\n";
+    else
+      for (const FigureSpec& f : spec.figures) index << "![" << f.title << "](" << f.name << ".png)\n\n";
+  }
+  write_file(request.out_dir + "/README.md", index.str(), outcome.files);
+  return outcome;
+}
+
+}  // namespace kvs::experiment

@@ -1,0 +1,63 @@
+#include "experiment/results.h"
+
+#include "core/error.h"
+#include "experiment/plan.h"
+#include "store/store.h"
+
+namespace kvs::experiment {
+
+ExperimentResults::ExperimentResults(const ExperimentSpec& spec, const std::string& db_path)
+    : spec_(spec), db_path_(db_path) {
+  store::Store db(db_path, store::Access::read_only);
+  bool recorded = false;
+  for (const store::Experiment& e : db.list_experiments()) recorded = recorded || e.name == spec.name;
+  if (!recorded)
+    throw error_at(db_path, "holds no results of experiment '" + spec.name + "' (run `kvsearch experiment run " +
+                                spec.path + "` first)");
+  const Plan plan = make_plan(spec);
+  for (const Job& job : plan.jobs) {
+    for (const Evaluation& e : job.evaluations) {
+      const auto run = db.find_run(e.run_key);
+      if (!run) continue;
+      const auto states = db.states_of(*run);
+      if (states.empty()) continue;
+      commits_.insert(run->spec.git_commit);
+      models_.insert(run->spec.model);
+      const auto replays = db.replays_of(*run);
+      MethodResult r;
+      r.finished = run->finished;
+      for (const store::State& s : states) {
+        TrajectoryPoint p;
+        p.order = s.record.eval_order;
+        p.dev = s.record.dev_score;
+        p.best_so_far = s.record.best_so_far;
+        p.accepted = s.record.accepted;
+        for (const store::Replay& replay : replays)
+          if (replay.state_id == s.id) p.test = replay.official_score;
+        r.trajectory.push_back(p);
+        if (!s.record.accepted) continue;
+        r.dev = s.record.dev_score;
+        r.test = p.test;
+        r.lambda1 = s.record.lambda1;
+        r.lambda2 = s.record.lambda2;
+      }
+      by_key_.emplace_back(e.run_key, r);
+    }
+  }
+}
+
+std::optional<MethodResult> ExperimentResults::get(const std::string& dataset, const std::string& method,
+                                                   int64_t budget) const {
+  const std::string key = run_key(spec_, dataset, method, budget);
+  for (const auto& [k, r] : by_key_)
+    if (k == key) return r;
+  return std::nullopt;
+}
+
+std::optional<double> ExperimentResults::test(const std::string& dataset, const std::string& method,
+                                              int64_t budget) const {
+  const auto r = get(dataset, method, budget);
+  return r ? r->test : std::nullopt;
+}
+
+}  // namespace kvs::experiment

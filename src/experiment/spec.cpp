@@ -1,0 +1,341 @@
+#include "experiment/spec.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "longbench/config.h"
+#include "longbench/dataset.h"
+
+namespace kvs::experiment {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads the fields of one JSON object, each checked for type; unknown fields are errors.
+class Fields {
+ public:
+  Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {
+    if (!object_.is_object()) throw error_at(where_, "expected a JSON object");
+  }
+
+  bool has(const char* key) const { return object_.contains(key); }
+
+  std::string text(const char* key, const std::string& fallback = "", bool required = false) {
+    const json* v = get(key, required);
+    if (!v) return fallback;
+    if (!v->is_string()) throw error_at(at(key), "expected a string");
+    return v->get<std::string>();
+  }
+  int64_t integer(const char* key, int64_t fallback, int64_t min_value) {
+    const json* v = get(key, false);
+    if (!v) return fallback;
+    if (!v->is_number_integer() || v->get<int64_t>() < min_value)
+      throw error_at(at(key), "expected an integer >= " + std::to_string(min_value));
+    return v->get<int64_t>();
+  }
+  double number(const char* key, double fallback) {
+    const json* v = get(key, false);
+    if (!v) return fallback;
+    if (!v->is_number()) throw error_at(at(key), "expected a number");
+    return v->get<double>();
+  }
+  std::optional<double> optional_number(const char* key) {
+    if (!has(key)) return std::nullopt;
+    return number(key, 0);
+  }
+  bool boolean(const char* key, bool fallback) {
+    const json* v = get(key, false);
+    if (!v) return fallback;
+    if (!v->is_boolean()) throw error_at(at(key), "expected true or false");
+    return v->get<bool>();
+  }
+  std::vector<std::string> texts(const char* key, bool required = false) {
+    std::vector<std::string> out;
+    for (const json& item : array(key, required)) {
+      if (!item.is_string()) throw error_at(at(key), "expected an array of strings");
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+  std::vector<int64_t> budgets(const char* key, bool required = false) {
+    std::vector<int64_t> out;
+    for (const json& item : array(key, required)) {
+      if (!item.is_number_integer() || item.get<int64_t>() <= 8)
+        throw error_at(at(key), "expected budgets as integers above the window of 8 tokens");
+      out.push_back(item.get<int64_t>());
+    }
+    return out;
+  }
+  const json& array(const char* key, bool required) {
+    static const json empty = json::array();
+    const json* v = get(key, required);
+    if (!v) return empty;
+    if (!v->is_array()) throw error_at(at(key), "expected an array");
+    return *v;
+  }
+  const json* object(const char* key) {
+    const json* v = get(key, false);
+    if (v && !v->is_object()) throw error_at(at(key), "expected a JSON object");
+    return v;
+  }
+
+  std::string at(const std::string& key) const { return where_ + "." + key; }
+  const std::string& where() const { return where_; }
+
+  // Throws on the first field nobody asked for: a typo never falls back to a default silently.
+  void check_all_read() const {
+    for (const auto& item : object_.items())
+      if (!read_.count(item.key())) throw error_at(at(item.key()), "unknown field");
+  }
+
+ private:
+  const json* get(const char* key, bool required) {
+    read_.insert(key);
+    if (!object_.contains(key)) {
+      if (required) throw error_at(at(key), "missing (required)");
+      return nullptr;
+    }
+    return &object_.at(key);
+  }
+
+  const json& object_;
+  std::string where_;
+  std::set<std::string> read_;
+};
+
+const std::set<std::string> kProfiles = {"baseline", "pyramid", "global", "segments", "curve"};
+
+evict::ScoreTerms parse_terms(const json& object, const std::string& where) {
+  Fields f(object, where);
+  evict::ScoreTerms terms;
+  terms.mean = f.boolean("mean", true);
+  terms.dispersion = f.boolean("dispersion", true);
+  terms.corr = f.boolean("corr", true);
+  f.check_all_read();
+  return terms;
+}
+
+MethodSpec parse_method(const json& object, const std::string& where,
+                        const std::vector<int64_t>& default_budgets) {
+  Fields f(object, where);
+  MethodSpec m;
+  m.name = f.text("name", "", true);
+  m.transfer = f.text("transfer");
+  m.profile = f.text("profile", "", m.transfer.empty());
+  if (!m.transfer.empty() && f.has("profile"))
+    throw error_at(f.at("profile"), "a transfer evaluates its source's profile: leave profile out");
+  if (m.transfer.empty() && !kProfiles.count(m.profile))
+    throw error_at(f.at("profile"), "'" + m.profile +
+                                        "' is not a profile (baseline, pyramid, global, segments, curve)");
+  m.segments = static_cast<int>(f.integer("segments", 3, 1));
+  if (f.has("segments") && m.profile != "segments")
+    throw error_at(f.at("segments"), "only the segments profile has segments");
+  m.budgets = f.budgets("budgets");
+  if (m.budgets.empty()) m.budgets = default_budgets;
+  m.evals = static_cast<int>(f.integer("evals", 14, 1));
+  m.step = f.number("step", 0.3);
+  m.tau = f.number("tau", 0.1);
+  m.lambda1 = f.optional_number("lambda1");
+  m.lambda2 = f.optional_number("lambda2");
+  if ((m.lambda1 || m.lambda2) && m.profile != "global")
+    throw error_at(where, "lambda1/lambda2 fix the coefficients of the global profile only");
+  if (const json* terms = f.object("terms")) m.terms = parse_terms(*terms, f.at("terms"));
+  f.check_all_read();
+  return m;
+}
+
+std::map<std::string, std::map<std::string, double>> parse_reference(const json* object,
+                                                                     const std::string& where) {
+  std::map<std::string, std::map<std::string, double>> out;
+  if (!object) return out;
+  for (const auto& row : object->items()) {
+    if (!row.value().is_object()) throw error_at(where + "." + row.key(), "expected {column: number}");
+    for (const auto& cell : row.value().items()) {
+      if (!cell.value().is_number())
+        throw error_at(where + "." + row.key() + "." + cell.key(), "expected a number");
+      out[row.key()][cell.key()] = cell.value().get<double>();
+    }
+  }
+  return out;
+}
+
+void check_methods_exist(const ExperimentSpec& spec, const std::vector<std::string>& names,
+                         const std::string& where) {
+  if (names.empty()) throw error_at(where, "names no methods");
+  for (const auto& n : names)
+    if (std::none_of(spec.methods.begin(), spec.methods.end(), [&](const MethodSpec& m) { return m.name == n; }))
+      throw error_at(where, "'" + n + "' is not one of the spec's methods");
+}
+
+TableSpec parse_table(const json& object, const std::string& where, const ExperimentSpec& spec) {
+  Fields f(object, where);
+  TableSpec t;
+  t.name = f.text("name", "", true);
+  t.kind = f.text("kind", "", true);
+  if (t.kind != "datasets" && t.kind != "budgets" && t.kind != "methods")
+    throw error_at(f.at("kind"), "'" + t.kind + "' is not a table kind (datasets, budgets, methods)");
+  t.title = f.text("title", t.name);
+  t.methods = f.texts("methods", true);
+  check_methods_exist(spec, t.methods, f.at("methods"));
+  t.budget = f.integer("budget", 0, 0);
+  t.baseline = f.text("baseline", "", t.kind != "datasets");
+  if (!t.baseline.empty()) check_methods_exist(spec, {t.baseline}, f.at("baseline"));
+  if (t.kind != "budgets" && t.budget == 0) throw error_at(f.at("budget"), "missing (required)");
+  t.reference = parse_reference(f.object("reference"), f.at("reference"));
+  f.check_all_read();
+  return t;
+}
+
+FigureSpec parse_figure(const json& object, const std::string& where, const ExperimentSpec& spec) {
+  Fields f(object, where);
+  FigureSpec g;
+  g.name = f.text("name", "", true);
+  g.kind = f.text("kind", "", true);
+  if (g.kind != "profiles" && g.kind != "trajectory" && g.kind != "budgets")
+    throw error_at(f.at("kind"), "'" + g.kind + "' is not a figure kind (profiles, trajectory, budgets)");
+  g.title = f.text("title", g.name);
+  g.dataset = f.text("dataset", "", true);
+  if (std::find(spec.datasets.begin(), spec.datasets.end(), g.dataset) == spec.datasets.end())
+    throw error_at(f.at("dataset"), "'" + g.dataset + "' is not one of the spec's datasets");
+  g.methods = f.texts("methods", true);
+  check_methods_exist(spec, g.methods, f.at("methods"));
+  g.budget = f.integer("budget", 0, 0);
+  if (g.kind != "budgets" && g.budget == 0) throw error_at(f.at("budget"), "missing (required)");
+  f.check_all_read();
+  return g;
+}
+
+SlurmResources parse_slurm(const json* object, const std::string& where) {
+  SlurmResources r;
+  if (!object) return r;
+  Fields f(*object, where);
+  r.partition = f.text("partition");
+  r.time = f.text("time");
+  r.mem = f.text("mem");
+  r.gpus = static_cast<int>(f.integer("gpus", 0, 0));
+  r.cpus = static_cast<int>(f.integer("cpus", 0, 0));
+  f.check_all_read();
+  return r;
+}
+
+// Unique names; a transfer takes its source's profile.
+void check_methods(ExperimentSpec& spec) {
+  std::set<std::string> names, slugs;
+  for (MethodSpec& m : spec.methods) {
+    const std::string where = spec.path + ": method '" + m.name + "'";
+    if (!names.insert(m.name).second) throw Error(where + " appears twice");
+    if (!slugs.insert(slug(m.name)).second)
+      throw Error(where + ": its file name '" + slug(m.name) + "' clashes with another method's");
+    if (m.transfer.empty()) continue;
+    const MethodSpec& source = spec.method(m.transfer);
+    if (!source.searched())
+      throw Error(where + ": transfers '" + m.transfer + "', which is not a search");
+    if (source.budgets.size() != 1)
+      throw Error(where + ": transfers '" + m.transfer + "', which must search at exactly one budget");
+    m.profile = source.profile;
+    m.segments = source.segments;
+  }
+}
+
+}  // namespace
+
+const MethodSpec& ExperimentSpec::method(const std::string& method_name) const {
+  for (const MethodSpec& m : methods)
+    if (m.name == method_name) return m;
+  throw error_at(path, "no method named '" + method_name + "'");
+}
+
+std::string slug(const std::string& name) {
+  std::string out;
+  for (const unsigned char c : name) {
+    if (std::isalnum(c)) out += static_cast<char>(std::tolower(c));
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "x" : out;
+}
+
+ExperimentSpec load_spec(const std::string& path, const std::string& longbench_dir) {
+  std::ifstream in(path);
+  if (!in) throw error_at(path, "cannot open the experiment spec");
+  std::stringstream text;
+  text << in.rdbuf();
+  json root;
+  try {
+    root = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw error_at(path, std::string("not valid JSON: ") + e.what());
+  }
+  ExperimentSpec spec;
+  spec.path = path;
+  Fields f(root, path);
+  spec.name = f.text("name", "", true);
+  if (spec.name.empty() || spec.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+    throw error_at(f.at("name"), "'" + spec.name + "' must be lower-case letters, digits, '_' and '-'");
+  spec.description = f.text("description");
+  spec.model = f.text("model");
+  spec.longbench = f.text("longbench");
+  spec.model_type = f.text("model_type");
+  spec.datasets = f.texts("datasets", true);
+  if (spec.datasets.empty()) throw error_at(f.at("datasets"), "names no datasets");
+  const std::string data_dir = longbench_dir.empty() ? spec.longbench : longbench_dir;
+  for (const auto& d : spec.datasets) {
+    try {
+      if (!longbench::is_english_dataset(d) && !data_dir.empty() &&
+          std::filesystem::exists(longbench::metric_config_path(data_dir)))
+        longbench::load_config(data_dir);  // registers the directory's own datasets
+      longbench::dataset_info(d);
+    } catch (const Error& e) {
+      throw error_at(f.at("datasets"), e.what());
+    }
+  }
+  spec.budgets = f.budgets("budgets", true);
+  spec.split_seed = static_cast<uint64_t>(f.integer("split_seed", 42, 0));
+  spec.dev_limit = f.integer("dev_limit", 0, 0);
+  spec.test_limit = f.integer("test_limit", 0, 0);
+  spec.max_length = f.integer("max_length", 0, 0);
+  spec.chat_template = f.text("chat_template", "auto");
+  spec.speculation = static_cast<int>(f.integer("speculation", 12, 1));
+  const json& methods = f.array("methods", true);
+  for (size_t i = 0; i < methods.size(); ++i)
+    spec.methods.push_back(parse_method(methods[i], f.at("methods[" + std::to_string(i) + "]"), spec.budgets));
+  if (spec.methods.empty()) throw error_at(f.at("methods"), "names no methods");
+  check_methods(spec);
+  const json& tables = f.array("tables", false);
+  for (size_t i = 0; i < tables.size(); ++i)
+    spec.tables.push_back(parse_table(tables[i], f.at("tables[" + std::to_string(i) + "]"), spec));
+  const json& figures = f.array("figures", false);
+  for (size_t i = 0; i < figures.size(); ++i)
+    spec.figures.push_back(parse_figure(figures[i], f.at("figures[" + std::to_string(i) + "]"), spec));
+  spec.slurm = parse_slurm(f.object("slurm"), f.at("slurm"));
+  f.check_all_read();
+
+  json identity = root;
+  for (const char* key : {"model", "longbench", "description", "tables", "figures", "slurm"})
+    identity.erase(key);
+  spec.identity_json = identity.dump();
+  return spec;
+}
+
+void check_model_type(const ExperimentSpec& spec, const std::string& model_dir) {
+  if (spec.model_type.empty()) return;
+  const std::string config = model_dir + "/config.json";
+  std::ifstream in(config);
+  if (!in) throw error_at(config, "cannot open the model's config (needed to check model_type)");
+  const json parsed = json::parse(in, nullptr, false);
+  const std::string found = parsed.is_object() && parsed.contains("model_type") && parsed["model_type"].is_string()
+                                ? parsed["model_type"].get<std::string>()
+                                : "";
+  if (found != spec.model_type)
+    throw error_at(spec.path, "model_type: the spec is for '" + spec.model_type + "' models, but " + config +
+                                  " says '" + found + "' (pass the right --model)");
+}
+
+}  // namespace kvs::experiment

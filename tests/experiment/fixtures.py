@@ -1,0 +1,120 @@
+"""Fixtures of the experiment tests: a tiny random checkpoint with the real Mistral tokenizer and a
+LongBench-format directory for the demo spec's datasets, whose gold answers are the full-cache
+predictions (so that evicting policies score between 0 and 1 and differ), and helpers to read
+results databases.
+
+Env: KVSEARCH_BIN, KVS_SHARED_DIR, KVS_SOURCE_DIR.
+"""
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+BIN = os.environ["KVSEARCH_BIN"]
+SHARED = os.environ["KVS_SHARED_DIR"]
+SOURCE = os.environ["KVS_SOURCE_DIR"]
+DEMO_SPEC = os.path.join(SOURCE, "experiments", "demo.json")
+RECORDS = 104  # 100 dev (the split's fixed dev size) + 4 test
+WORDS = ["river", "stone", "paper", "model", "cache", "token", "layer", "green", "north",
+         "seven", "table", "light", "sound", "field", "metal", "glass", "cloud", "plant"]
+
+
+def kvsearch(*args, **kw):
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, **kw)
+
+
+def must(*args):
+    r = kvsearch(*args)
+    if r.returncode != 0:
+        sys.exit(f"kvsearch {' '.join(map(str, args))} failed ({r.returncode}): {r.stderr[-3000:]}")
+    return r.stdout
+
+
+def rows(db, sql, *params):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def demo_spec():
+    with open(DEMO_SPEC) as f:
+        return json.load(f)
+
+
+def write_dataset(root, dataset, answers, seed):
+    rng = random.Random(seed)
+    with open(os.path.join(root, "data", f"{dataset}.jsonl"), "w") as f:
+        for i in range(RECORDS):
+            context = " ".join(rng.choice(WORDS) for _ in range(rng.randint(90, 160)))
+            qid = f"{dataset}-{i}"
+            record = {"input": f"What is item {i}?", "context": context,
+                      "answers": answers.get(qid, ["unknown"]), "length": len(context.split()),
+                      "dataset": dataset, "language": "en", "all_classes": None, "_id": qid}
+            f.write(json.dumps(record) + "\n")
+
+
+def declare_extra_datasets(lb, datasets):
+    """The official config plus a template, a length and (config/dataset2metric.json) a QA-F1
+    metric for every dataset of the spec that is not an official one (the demo's tasks)."""
+    config = os.path.join(lb, "config")
+    with open(os.path.join(config, "dataset2prompt.json")) as f:
+        prompts = json.load(f)
+    with open(os.path.join(config, "dataset2maxlen.json")) as f:
+        maxlen = json.load(f)
+    extra = [d for d in datasets if d not in prompts]
+    if not extra:
+        return
+    for d in extra:
+        prompts[d] = "{context}\n\nQuestion: {input}\nAnswer:"
+        maxlen[d] = 16
+    for name, value in (("dataset2prompt.json", prompts), ("dataset2maxlen.json", maxlen),
+                        ("dataset2metric.json", {d: "qa_f1_score" for d in extra})):
+        with open(os.path.join(config, name), "w") as f:
+            json.dump(value, f)
+
+
+def make_fixtures(tmp):
+    """A tiny model and a calibrated LongBench directory for the demo spec: (model, longbench)."""
+    model = os.path.join(tmp, "tiny")
+    must("make-model", "--preset", "tiny", "--seed", 5, "--out", model, "--tokenizer",
+         os.path.join(SHARED, "tokenizers", "mistral-7b-v0.1", "tokenizer.model"))
+    lb = os.path.join(tmp, "longbench")
+    os.makedirs(os.path.join(lb, "data"), exist_ok=True)
+    shutil.copytree(os.path.join(SHARED, "longbench", "config"), os.path.join(lb, "config"),
+                    dirs_exist_ok=True)
+    spec = demo_spec()
+    declare_extra_datasets(lb, spec["datasets"])
+    for k, dataset in enumerate(spec["datasets"]):
+        write_dataset(lb, dataset, {}, seed=7 + k)
+        # Calibration: the full-cache predictions (a budget above every prompt) become the gold.
+        cal = os.path.join(tmp, f"cal-{dataset}.sqlite")
+        must("run", "--model", model, "--longbench", lb, "--dataset", dataset, "--profile",
+             "baseline", "--budget", 4096, "--limit-dev", spec["dev_limit"], "--max-length",
+             spec["max_length"], "--db", cal, "--eval-test")
+        gold = {qid: [pred] for qid, pred in rows(cal, "SELECT question_id, prediction FROM predictions")}
+        write_dataset(lb, dataset, gold, seed=7 + k)
+    return model, lb
+
+
+def results(db):
+    """Everything that must not depend on how or where the jobs ran: runs, states, replays and
+    predictions by content (no ids, times, hosts or paths)."""
+    runs = rows(db, "SELECT run_key, coalesce(jobs.job_key, ''), dataset, budget, profile_family, "
+                    "policy_json, runs.status FROM runs LEFT JOIN jobs ON jobs.id = runs.job_id "
+                    "ORDER BY run_key")
+    states = rows(db, "SELECT run_key, eval_order, latent_json, states.policy_json, dev_score, accepted, "
+                      "best_so_far FROM states JOIN runs ON runs.id = states.run_id "
+                      "ORDER BY run_key, eval_order")
+    replays = rows(db, "SELECT run_key, eval_order, score, official_score FROM replays "
+                       "JOIN states ON states.id = replays.state_id JOIN runs ON runs.id = states.run_id "
+                       "ORDER BY run_key, eval_order")
+    predictions = rows(db, "SELECT run_key, eval_order, split, question_index, prediction, score, "
+                           "official_score FROM predictions JOIN states ON states.id = predictions.state_id "
+                           "JOIN runs ON runs.id = states.run_id "
+                           "ORDER BY run_key, eval_order, split, question_index")
+    return {"runs": runs, "states": states, "replays": replays, "predictions": predictions}

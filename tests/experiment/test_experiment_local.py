@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""`kvsearch experiment plan/run`, `merge` and `report` end to end on the demo spec with a tiny
+checkpoint and calibrated LongBench files made here (fixtures.py):
+
+1. plan lists every job; bad specs fail with one "error:" line naming the file and field;
+2. the demo spec runs locally (2 jobs at once): every job finished, every run of the plan in the
+   merged database with its dev state and test replay, the transferred profile at the search's
+   budget reproduces the search's best state, a rerun skips everything;
+3. a 3 budgets x 3 policies sweep on one dataset runs on one prefill per question (the job's
+   recorded prefills equal its questions; the summary says so), not nine; an ablation search
+   with a term switched off moves only the other term's coefficients;
+4. interrupted (SIGKILL to the launcher and its jobs) after the first job finished, then rerun:
+   finished jobs are skipped, and the merged results equal the uninterrupted run's;
+5. `kvsearch merge` of the job databases adds nothing twice;
+6. `kvsearch report` writes the tables (row best in bold, wins row, macro per budget) and figures.
+
+Env: KVSEARCH_BIN, KVS_SHARED_DIR, KVS_SOURCE_DIR. Exit status 0 = pass.
+"""
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fixtures import (BIN, DEMO_SPEC, demo_spec, kvsearch, make_fixtures, must, results,  # noqa: E402
+                      rows)
+
+FAILURES = []
+
+
+def check(ok, message):
+    if not ok:
+        FAILURES.append(message)
+
+
+def expect_error(what, *args, mentions=()):
+    r = kvsearch(*args)
+    lines = r.stderr.strip().splitlines()
+    ok = r.returncode != 0 and lines and lines[-1].startswith("error:") and \
+        not any("frame #" in l or "terminate called" in l for l in lines)
+    check(ok, f"{what}: expected an error line and a non-zero exit, got {r.returncode}: {r.stderr[-500:]!r}")
+    for m in mentions:
+        check(lines and m in lines[-1], f"{what}: the error does not mention {m!r}: {lines[-1:]}")
+
+
+def write_spec(tmp, file_name, **changes):
+    spec = demo_spec()
+    spec.update(changes)
+    path = os.path.join(tmp, file_name + ".json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    return path
+
+
+def job_rows(out):
+    found = {}
+    jobs = os.path.join(out, "jobs")
+    for name in sorted(os.listdir(jobs)):
+        if name.endswith(".sqlite"):
+            for key, status, prefills in rows(os.path.join(jobs, name),
+                                              "SELECT job_key, status, prefills FROM jobs"):
+                found.setdefault(key, (status, prefills))
+    return found
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="kvs-experiment-")
+    try:
+        model, lb = make_fixtures(tmp)
+        spec = demo_spec()
+        paths = ["--model", model, "--longbench", lb, "--job-threads", 1]
+
+        # 1. plan and bad input.
+        plan = must("experiment", "plan", DEMO_SPEC, "--longbench", lb)
+        n_jobs = len(spec["datasets"]) * 2  # a search and an evaluate job per dataset
+        for d in spec["datasets"]:
+            check(f"demo/{d}/evaluate" in plan and f"demo/{d}/search/segments/B64" in plan,
+                  f"plan lacks the jobs of {d}:\n{plan}")
+        expect_error("unknown dataset", "experiment", "plan",
+                     write_spec(tmp, "bad1", datasets=["no_such_set"]), mentions=("datasets",))
+        expect_error("unknown method field", "experiment", "plan", "--longbench", lb,
+                     write_spec(tmp, "bad2", methods=[{"name": "X", "profile": "global", "lamda1": 1}]),
+                     mentions=("lamda1",))
+        expect_error("transfer of a fixed policy", "experiment", "plan", "--longbench", lb,
+                     write_spec(tmp, "bad3", methods=[{"name": "G", "profile": "global"},
+                                                      {"name": "T", "transfer": "G"}], tables=[], figures=[]),
+                     mentions=("not a search",))
+        with open(os.path.join(tmp, "broken.json"), "w") as f:
+            f.write("{\"name\": ")
+        expect_error("broken JSON", "experiment", "plan", os.path.join(tmp, "broken.json"),
+                     mentions=("broken.json",))
+
+        # 2. The demo spec, locally, two jobs at once.
+        out_a = os.path.join(tmp, "a")
+        t0 = time.time()
+        summary = must("experiment", "run", DEMO_SPEC, *paths, "--out", out_a, "--jobs", 2)
+        print(f"demo spec, local launcher: {time.time() - t0:.1f} s")
+        print(summary)
+        jobs = job_rows(out_a)
+        check(len(jobs) == n_jobs and all(s == "finished" for s, _ in jobs.values()),
+              f"jobs after the local run: {jobs}")
+        merged = os.path.join(out_a, "results.sqlite")
+        ref = results(merged)
+        n_fixed = sum(len(m.get("budgets", spec["budgets"])) for m in spec["methods"]
+                      if m.get("profile") != "segments")
+        n_runs = len(spec["datasets"]) * (n_fixed + 1)
+        check(len(ref["runs"]) == n_runs and all(r[6] == "finished" for r in ref["runs"]),
+              f"{len(ref['runs'])} runs in the merged database, expected {n_runs}, all finished")
+        unreplayed = rows(merged, "SELECT count(*) FROM states LEFT JOIN replays ON replays.state_id = states.id "
+                                  "WHERE states.accepted = 1 AND replays.id IS NULL")[0][0]
+        check(unreplayed == 0, f"{unreplayed} accepted states have no test replay")
+        for d in spec["datasets"]:
+            best = rows(merged, "SELECT s.policy_json, s.dev_score, r.official_score FROM states s "
+                                "JOIN runs ON runs.id = s.run_id JOIN replays r ON r.state_id = s.id "
+                                "WHERE run_key = ? AND accepted = 1 ORDER BY eval_order DESC LIMIT 1",
+                        f"demo/{d}/segments/B64")
+            moved = rows(merged, "SELECT s.policy_json, s.dev_score, r.official_score FROM states s "
+                                 "JOIN runs ON runs.id = s.run_id JOIN replays r ON r.state_id = s.id "
+                                 "WHERE run_key = ?", f"demo/{d}/segments-b-64-profile/B64")
+            check(len(best) == 1 and best == moved,
+                  f"{d}: the transferred profile at B=64 differs from the search's best state: {best} vs {moved}")
+        scores = {r[4] for r in ref["states"]}
+        check(len(scores) > 1, f"every state scored the same ({scores}): the test cannot tell them apart")
+        again = kvsearch("experiment", "run", DEMO_SPEC, *paths, "--out", out_a)
+        check(again.returncode == 0 and again.stdout.count("skipped (finished before)") == n_jobs,
+              f"rerun of a finished experiment did not skip every job:\n{again.stdout}{again.stderr[-800:]}")
+        check(results(merged) == ref, "rerunning a finished experiment changed its results")
+
+        # 3. A sweep of 3 budgets x 3 fixed policies on one dataset: one prefill per question.
+        sweep = write_spec(tmp, "sweep", name="sweep", datasets=[spec["datasets"][0]],
+                           methods=[{"name": n, "profile": p} for n, p in
+                                    (("SnapKV", "baseline"), ("PyramidKV", "pyramid"), ("Global", "global"))],
+                           tables=[], figures=[])
+        out_s = os.path.join(tmp, "sweep")
+        text = must("experiment", "run", sweep, *paths, "--out", out_s)
+        questions = spec["dev_limit"] + spec["test_limit"]
+        ((status, prefills),) = job_rows(out_s).values()
+        check(status == "finished" and prefills == questions,
+              f"3 x 3 sweep: {prefills} prefills for {questions} questions (expected one per question)")
+        check(f"{questions} prefills" in text and f"would have been {9 * questions}" in text,
+              f"the sweep's summary does not compare its prefills with one per policy:\n{text}")
+        print(f"3 budgets x 3 policies sweep: {prefills} prefills for {questions} questions "
+              f"(one per policy and question: {9 * questions})")
+
+        # An ablation search with the dispersion term off moves only the lambda2 coordinates.
+        ablation = write_spec(tmp, "ablation", name="ablation", datasets=[spec["datasets"][0]], budgets=[64],
+                              methods=[{"name": "mean & corr", "profile": "segments", "segments": 2, "evals": 4,
+                                        "terms": {"mean": True, "dispersion": False, "corr": True}},
+                                       {"name": "dispersion & corr", "profile": "global", "lambda1": 0.3,
+                                        "lambda2": -0.15, "terms": {"mean": False, "dispersion": True,
+                                                                    "corr": True}}],
+                              tables=[], figures=[])
+        out_ab = os.path.join(tmp, "ablation")
+        must("experiment", "run", ablation, *paths, "--out", out_ab)
+        moved = rows(os.path.join(out_ab, "results.sqlite"),
+                     "SELECT changed_coordinate FROM states WHERE changed_coordinate IS NOT NULL")
+        check(moved and all(c >= 2 for (c,) in moved),
+              f"the mean & corr search moved switched-off lambda1 coordinates: {moved}")
+        terms = rows(os.path.join(out_ab, "results.sqlite"), "SELECT DISTINCT json_extract(states.policy_json, "
+                     "'$.terms.mean') FROM states JOIN runs ON runs.id = states.run_id "
+                     "WHERE run_key LIKE '%dispersion-corr%'")
+        check(terms == [(0,)], f"dispersion & corr ran with the mean term: {terms}")
+
+        # 4. Interrupted after the first job finished, then rerun.
+        out_b = os.path.join(tmp, "b")
+        proc = subprocess.Popen([BIN, "experiment", "run", DEMO_SPEC, *map(str, paths), "--out", out_b,
+                                 "--jobs", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        killed = False
+        while proc.poll() is None:
+            try:  # a job database may be half-created while we look
+                done = [k for k, (s, _) in job_rows(out_b).items() if s == "finished"]
+            except (OSError, sqlite3.Error):
+                done = []
+            if done:
+                os.killpg(proc.pid, signal.SIGKILL)
+                killed = True
+                break
+            time.sleep(0.05)
+        proc.wait()
+        check(killed, "the experiment ended before it could be interrupted")
+        before = {k for k, (s, _) in job_rows(out_b).items() if s == "finished"}
+        check(0 < len(before) < n_jobs, f"finished jobs at the interruption: {before}")
+        resumed = kvsearch("experiment", "run", DEMO_SPEC, *paths, "--out", out_b)
+        check(resumed.returncode == 0, f"rerun after the interruption failed: {resumed.stderr[-1500:]}")
+        check(resumed.stdout.count("skipped (finished before)") == len(before),
+              f"the rerun did not skip exactly the {len(before)} finished jobs:\n{resumed.stdout}")
+        check(results(os.path.join(out_b, "results.sqlite")) == ref,
+              "the interrupted and rerun experiment's results differ from the uninterrupted run's")
+
+        # 5. kvsearch merge: the job databases again add nothing.
+        sources = [os.path.join(out_a, "jobs", f) for f in sorted(os.listdir(os.path.join(out_a, "jobs")))
+                   if f.endswith(".sqlite")]
+        text = must("merge", merged, *sources)
+        check("0 runs, 0 states" in text and "0 replays" in text, f"merging twice added rows: {text}")
+        fresh = os.path.join(tmp, "fresh.sqlite")
+        must("merge", fresh, *sources)
+        check(results(fresh) == ref, "kvsearch merge of the job databases differs from the run's merge")
+        expect_error("missing merge source", "merge", fresh, os.path.join(tmp, "nope.sqlite"))
+
+        # 6. The report.
+        report = os.path.join(tmp, "report")
+        text = must("report", DEMO_SPEC, "--db", merged, "--out", report, "--longbench", lb)
+        for name in ("table1.md", "table1.csv", "table2.md", "table2.csv", "table3.md", "README.md"):
+            check(os.path.isfile(os.path.join(report, name)), f"report lacks {name}")
+        with open(os.path.join(report, "table1.md")) as f:
+            table1 = f.read()
+        check("**" in table1 and "Wins" in table1 and "Macro average" in table1,
+              f"table 1 lacks the bold best, the wins or the macro row:\n{table1}")
+        with open(os.path.join(report, "table2.csv")) as f:
+            lines = f.read().splitlines()
+        check(len(lines) == 1 + len(spec["budgets"]) and lines[0].startswith("Budget,PyramidKV"),
+              f"table 2 csv: {lines}")
+        with open(os.path.join(report, "README.md")) as f:
+            index = f.read()
+        check("demo.json" in index and "commit" in index, "the report does not name its spec and commit")
+        figures_drawn = "figures skipped" not in text
+        for fig in spec["figures"]:
+            check(not figures_drawn or os.path.isfile(os.path.join(report, fig["name"] + ".png")),
+                  f"figure {fig['name']} missing")
+        expect_error("report of an empty database", "report", DEMO_SPEC, "--longbench", lb, "--db", os.path.join(tmp, "x.sqlite"),
+                     "--out", os.path.join(tmp, "r2"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        sys.exit("\n".join(FAILURES))
+    print("experiment plan/run/merge/report: all checks passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+#include "experiment/spec.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "experiment/spec_fixtures.h"
+
+namespace kvs::experiment {
+namespace {
+
+using test_support::kSpecJson;
+using test_support::write_text;
+
+// The error load_spec throws for the spec with `field` set to `value` (JSON).
+std::string error_for(const std::string& field, const std::string& value) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(kSpecJson);
+  json[field] = nlohmann::json::parse(value);
+  try {
+    load_spec(write_text(dir, "bad.json", json.dump()));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ExperimentSpec, LoadsEveryField) {
+  kvs::test::ScratchDir dir;
+  const ExperimentSpec spec = load_spec(write_text(dir, "mini.json", kSpecJson));
+  EXPECT_EQ(spec.name, "mini");
+  EXPECT_EQ(spec.datasets, (std::vector<std::string>{"qasper", "hotpotqa"}));
+  EXPECT_EQ(spec.dev_limit, 5);
+  ASSERT_EQ(spec.methods.size(), 4u);
+  EXPECT_EQ(spec.methods[0].budgets, (std::vector<int64_t>{32, 64}));  // the experiment's
+  EXPECT_TRUE(spec.methods[2].searched());
+  EXPECT_EQ(spec.methods[2].evals, 14);
+  const MethodSpec& transfer = spec.method("Segments (B=64 profile)");
+  EXPECT_FALSE(transfer.searched());
+  EXPECT_EQ(transfer.profile, "segments");  // its source's
+  EXPECT_EQ(spec.tables[0].reference.at("macro").at("Global"), 34.44);
+  // Paths, tables and figures are not part of the results' identity.
+  const auto identity = nlohmann::json::parse(spec.identity_json);
+  EXPECT_FALSE(identity.contains("tables"));
+  EXPECT_TRUE(identity.contains("methods"));
+}
+
+TEST(ExperimentSpec, ErrorsNameTheFileAndField) {
+  EXPECT_NE(error_for("datasets", R"(["qasper", "no_such_set"])").find("bad.json.datasets"), std::string::npos);
+  EXPECT_NE(error_for("budgets", "[8]").find("budgets"), std::string::npos);
+  EXPECT_NE(error_for("split_seed", "\"42\"").find("split_seed"), std::string::npos);
+  EXPECT_NE(error_for("name", "\"Has Spaces\"").find("name"), std::string::npos);
+  EXPECT_NE(error_for("budgetz", "[64]").find("budgetz: unknown field"), std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "A", "profile": "zigzag"}])").find("methods[0].profile"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "A", "profile": "global"}, {"name": "A", "profile": "pyramid"}])")
+                .find("twice"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "A", "profile": "pyramid", "lambda1": 0.3}])").find("global"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "G", "profile": "global"}, {"name": "T", "transfer": "G"}])")
+                .find("not a search"),
+            std::string::npos);
+  EXPECT_NE(error_for("tables", R"([{"name": "t", "kind": "datasets", "budget": 64, "methods": ["Nope"]}])")
+                .find("'Nope' is not one of the spec's methods"),
+            std::string::npos);
+  EXPECT_NE(error_for("figures", R"([{"name": "f", "kind": "pie", "dataset": "qasper", "methods": ["Global"]}])")
+                .find("figures[0].kind"),
+            std::string::npos);
+}
+
+TEST(ExperimentSpec, MissingOrBrokenFile) {
+  kvs::test::ScratchDir dir;
+  EXPECT_THROW(load_spec(dir.file("missing.json")), Error);
+  try {
+    load_spec(write_text(dir, "broken.json", "{\"name\": "));
+    FAIL() << "broken JSON was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("broken.json"), std::string::npos);
+  }
+}
+
+TEST(ExperimentSpec, ModelTypeIsChecked) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(kSpecJson);
+  json["model_type"] = "llama";
+  const ExperimentSpec spec = load_spec(write_text(dir, "llama.json", json.dump()));
+  write_text(dir, "config.json", R"({"model_type": "mistral"})");
+  EXPECT_THROW(check_model_type(spec, dir.path()), Error);
+  write_text(dir, "config.json", R"({"model_type": "llama"})");
+  EXPECT_NO_THROW(check_model_type(spec, dir.path()));
+}
+
+TEST(ExperimentSpec, Slug) {
+  EXPECT_EQ(slug("Segments (B=64 profile)"), "segments-b-64-profile");
+  EXPECT_EQ(slug("mean & dispersion"), "mean-dispersion");
+  EXPECT_EQ(slug("demo/qasper/evaluate"), "demo-qasper-evaluate");
+}
+
+}  // namespace
+}  // namespace kvs::experiment

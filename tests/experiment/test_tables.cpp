@@ -1,0 +1,119 @@
+#include "experiment/tables.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "experiment/plan.h"
+#include "experiment/results.h"
+#include "experiment/spec_fixtures.h"
+#include "store/store.h"
+
+namespace kvs::experiment {
+namespace {
+
+// Records a finished run with one accepted state and, when test >= 0, its official test score.
+void record(store::Store& db, const ExperimentSpec& spec, const std::string& dataset, const std::string& method,
+            int64_t budget, double test) {
+  store::RunSpec r;
+  r.key = run_key(spec, dataset, method, budget);
+  r.model = "tiny";
+  r.model_path = "/m";
+  r.dataset = dataset;
+  r.longbench_dir = "/lb";
+  r.budget = budget;
+  r.profile_family = spec.method(method).profile;
+  r.git_commit = "abc123";
+  const store::Run run = db.find_or_create_run(r).run;
+  store::StateRecord s;
+  s.lambda1 = {0.0, 0.1};
+  s.lambda2 = {-0.15, 0.2};
+  s.dev_score = 50;
+  s.best_so_far = 50;
+  s.accepted = true;
+  db.record_state(run, s);
+  if (test >= 0) {
+    store::ReplayRecord replay;
+    replay.score = test;
+    replay.official_score = test;
+    db.record_replay(db.states_of(run).front(), replay);
+  }
+  db.mark_finished(run);
+}
+
+class ReportTables : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec_ = load_spec(test_support::write_text(dir_, "mini.json", test_support::kSpecJson));
+    store::Store db(db_path());
+    db.find_or_create_experiment(spec_.name, spec_.identity_json);
+    // qasper: Global best; hotpotqa: PyramidKV and Global tie; Segments only on qasper.
+    record(db, spec_, "qasper", "PyramidKV", 64, 20);
+    record(db, spec_, "qasper", "Global", 64, 30);
+    record(db, spec_, "qasper", "Segments", 64, 25);
+    record(db, spec_, "hotpotqa", "PyramidKV", 64, 40);
+    record(db, spec_, "hotpotqa", "Global", 64, 40);
+    record(db, spec_, "qasper", "PyramidKV", 32, 10);
+    record(db, spec_, "qasper", "Global", 32, 12);
+    record(db, spec_, "hotpotqa", "PyramidKV", 32, 30);
+    record(db, spec_, "hotpotqa", "Global", 32, -1);  // no test replay yet
+  }
+  std::string db_path() const { return dir_.file("results.sqlite"); }
+  const TableSpec& table(const std::string& name) const {
+    for (const auto& t : spec_.tables)
+      if (t.name == name) return t;
+    throw std::runtime_error("no table " + name);
+  }
+
+  kvs::test::ScratchDir dir_;
+  ExperimentSpec spec_;
+};
+
+TEST_F(ReportTables, DatasetsTableMarksTheRowBestAndCountsWins) {
+  const ExperimentResults results(spec_, db_path());
+  const Table t = make_table(table("t1"), spec_, results);
+  ASSERT_EQ(t.header, (std::vector<std::string>{"Dataset", "PyramidKV", "Global", "Segments", "best",
+                                                "Global (paper)"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"qasper", "20.00", "30.00", "25.00", "Global", ""}));
+  EXPECT_TRUE(t.bold[0][2]);
+  EXPECT_FALSE(t.bold[0][1]);
+  EXPECT_EQ(t.rows[1][3], "-");  // Segments never ran on hotpotqa
+  EXPECT_EQ(t.rows[1][4], "PyramidKV; Global");
+  EXPECT_EQ(t.rows[2], (std::vector<std::string>{"Macro average", "30.00", "35.00", "-", "Global", "34.44"}));
+  EXPECT_EQ(t.rows[3][1], "1/2");
+  EXPECT_EQ(t.rows[3][2], "2/2");
+  EXPECT_EQ(t.rows[3][3], "0/2");
+  const std::string md = to_markdown(t);
+  EXPECT_NE(md.find("| qasper | 20.00 | **30.00** | 25.00 |"), std::string::npos) << md;
+  EXPECT_NE(to_csv(t).find("best,Global (paper)\nqasper,20.00,30.00,25.00,Global,\n"), std::string::npos);
+}
+
+TEST_F(ReportTables, BudgetsTableGivesMacroAndGainPerBudget) {
+  const ExperimentResults results(spec_, db_path());
+  const Table t = make_table(table("t2"), spec_, results);
+  ASSERT_EQ(t.header, (std::vector<std::string>{"Budget", "PyramidKV", "Global", "Global gain"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"B = 32", "20.00", "-", "-"}));  // a replay missing
+  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"B = 64", "30.00", "35.00", "+5.00"}));
+}
+
+TEST_F(ReportTables, MethodsTableCountsDatasetsBetterThanTheBaseline) {
+  const ExperimentResults results(spec_, db_path());
+  const Table t = make_table(table("t3"), spec_, results);
+  ASSERT_EQ(t.header.size(), 5u);
+  EXPECT_EQ(t.header[3], "Macro average (paper)");
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"PyramidKV", "30.00", "-", "", ""}));
+  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"Global", "35.00", "1/2", "34.57", "13"}));
+  EXPECT_EQ(t.rows[2][2], "-");  // incomplete: Segments lacks hotpotqa
+}
+
+TEST_F(ReportTables, ResultsKnowTheRunsAndRefuseAnotherExperiment) {
+  const ExperimentResults results(spec_, db_path());
+  EXPECT_EQ(results.commits(), (std::set<std::string>{"abc123"}));
+  EXPECT_EQ(results.get("qasper", "Global", 64)->lambda2, (std::vector<double>{-0.15, 0.2}));
+  EXPECT_FALSE(results.get("hotpotqa", "Segments", 64));
+  ExperimentSpec other = spec_;
+  other.name = "other";
+  EXPECT_THROW({ const ExperimentResults refused(other, db_path()); }, Error);
+}
+
+}  // namespace
+}  // namespace kvs::experiment
