@@ -7,23 +7,12 @@
 #include "core/progress.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
-#include "longbench/metrics.h"
 #include "longbench/prompt.h"
 #include "longbench/scorer.h"
 #include "longbench/split.h"
 #include "model/generate.h"
 
 namespace kvs::demo {
-
-namespace {
-
-double metric(const DemoTask& task, const std::string& prediction, const std::string& answer) {
-  if (task.metric == "retrieval_score") return longbench::retrieval_score(prediction, answer);
-  if (task.metric == "qa_f1_score") return longbench::qa_f1_score(prediction, answer);
-  throw Error("demo task " + task.name + ": unsupported metric " + task.metric);
-}
-
-}  // namespace
 
 TaskScore evaluate_full_cache(const model::Transformer& model, const tokenizer::Tokenizer& tok,
                               const DemoTask& task, const EvalOptions& options) {
@@ -37,9 +26,8 @@ TaskScore evaluate_full_cache(const model::Transformer& model, const tokenizer::
     indices.resize(static_cast<size_t>(options.limit));
   if (indices.empty()) throw Error("demo eval: the split of " + task.name + " is empty");
 
-  longbench::Config config;
-  config.prompt_templates[task.name] = task.prompt_template();
-  config.max_new_tokens[task.name] = task.max_new_tokens;
+  // The directory's own config: its templates, and dataset2metric.json registers the task.
+  const longbench::Config config = longbench::load_config(options.longbench_dir);
   model::GreedyOptions greedy;
   greedy.max_new_tokens = task.max_new_tokens;
   greedy.stop_ids.insert(tok.eos_ids().begin(), tok.eos_ids().end());
@@ -59,9 +47,7 @@ TaskScore evaluate_full_cache(const model::Transformer& model, const tokenizer::
     model::PrefillResult result = model.prefill(prompt.ids, prefill);
     const model::GreedyResult out = model::greedy_decode(model, result.cache, result.logits, greedy);
     const std::string prediction = tok.decode(out.tokens.front());
-    double best = 0;
-    for (const auto& answer : record.answers) best = std::max(best, metric(task, prediction, answer));
-    per_example.push_back(best);
+    per_example.push_back(longbench::score_example(task.name, prediction, record.answers, {}));
     progress.set_status(strfmt("score %.1f", longbench::dataset_score(per_example)));
     progress.advance();
   }
