@@ -1,6 +1,44 @@
 #include "model/layers.h"
 
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
+
+#include <vector>
+
 namespace kvs::model {
+
+namespace {
+
+// Above this many rows the product is a matrix product, which the BLAS already threads well.
+constexpr int64_t kMaxThreadedRows = 8;
+// Below this many weight elements the split costs more than it saves.
+constexpr int64_t kMinThreadedWeight = 1 << 16;
+
+}  // namespace
+
+at::Tensor project(const at::Tensor& x, const at::Tensor& weight) {
+  const int64_t in = x.size(-1), out = weight.size(0);
+  const int64_t rows = in == 0 ? 0 : x.numel() / in;
+  const int threads = at::get_num_threads();
+  if (!x.device().is_cpu() || threads < 2 || rows == 0 || rows > kMaxThreadedRows ||
+      weight.numel() < kMinThreadedWeight || c10::GradMode::is_enabled() || !weight.is_contiguous())
+    return at::linear(x, weight);
+  const at::Tensor x_t = x.reshape({rows, in}).t();  // [in, rows]
+  const at::Tensor y_t = at::empty({out, rows}, x.options());
+  // One block of weight rows per thread, written straight into its slice of y_t. Inside the
+  // parallel region the BLAS runs single-threaded, so each thread streams its own rows.
+  // Inference mode is per thread; the pool's threads take the caller's.
+  const bool inference = c10::InferenceMode::is_enabled();
+  at::parallel_for(0, out, (out + threads - 1) / threads, [&](int64_t begin, int64_t end) {
+    c10::InferenceMode guard(inference);
+    at::Tensor slice = y_t.narrow(0, begin, end - begin);
+    at::mm_out(slice, weight.narrow(0, begin, end - begin), x_t);
+  });
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = out;
+  return y_t.t().reshape(shape);
+}
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   const at::Tensor xf = x.to(at::kFloat);
@@ -9,7 +47,7 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 }
 
 at::Tensor swiglu_mlp(const at::Tensor& x, const LayerWeights& w) {
-  return at::linear(at::silu(at::linear(x, w.gate_proj)) * at::linear(x, w.up_proj), w.down_proj);
+  return project(at::silu(project(x, w.gate_proj)) * project(x, w.up_proj), w.down_proj);
 }
 
 }  // namespace kvs::model

@@ -11,6 +11,12 @@ namespace kvs::model {
 // RMSNorm as the reference computes it: in float32, cast back, then times the weight.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
+// x @ weight^T, as at::linear. On the CPU without autograd, a product of a few rows (decode) is
+// split by weight rows over the intra-op threads: the BLAS runs a matrix-vector product on one
+// thread, which leaves decode at about half the machine's read bandwidth. The split needs
+// layers.cpp built with OpenMP (src/model/CMakeLists.txt); without it the product runs serially.
+at::Tensor project(const at::Tensor& x, const at::Tensor& weight);
+
 // down(silu(gate(x)) * up(x)).
 at::Tensor swiglu_mlp(const at::Tensor& x, const LayerWeights& w);
 
