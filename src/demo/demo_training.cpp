@@ -39,11 +39,16 @@ nlohmann::ordered_json log_json(const DemoTrainOptions& o, const DemoTrainReport
                     {"seconds", tokenizer_seconds}};
   const TrainOptions& t = o.train;
   nlohmann::ordered_json curriculum = nlohmann::ordered_json::array();
-  for (const auto& stage : default_curriculum())
+  for (const auto& stage : t.curriculum) {
+    const bool tasks_asked = stage.copy.percent < 100;
     curriculum.push_back({{"until_fraction", stage.until},
-                          {"paragraphs", {stage.passage.min_items, stage.passage.max_items}},
-                          {"kv_records", {stage.kv.min_items, stage.kv.max_items}},
+                          {"copy_percent", stage.copy.percent},
+                          {"copy_lexicon_words", stage.copy.lexicon_words},
+                          {"copy_words", {stage.copy.min_words, stage.copy.max_words}},
+                          {"paragraphs", tasks_asked ? nlohmann::ordered_json{stage.passage.min_items, stage.passage.max_items} : nullptr},
+                          {"kv_records", tasks_asked ? nlohmann::ordered_json{stage.kv.min_items, stage.kv.max_items} : nullptr},
                           {"questions_per_context", stage.passage.questions}});
+  }
   j["training"] = {{"steps", t.steps},
                    {"tokens_per_step", t.tokens_per_step},
                    {"learning_rate", t.learning_rate},

@@ -46,7 +46,7 @@ TaskInstance make_kv_recall(const std::vector<std::string>& lexicon, const TaskS
     const size_t i = order[static_cast<size_t>(q) % order.size()];
     task.questions.push_back(keys[i]);
     task.answers.push_back(values[i]);
-    task.completions.push_back(values[i]);
+    task.completions.push_back(values[i] + ".");
   }
   return task;
 }

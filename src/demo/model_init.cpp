@@ -36,30 +36,32 @@ model::ModelConfig demo_model_config(const ModelShape& shape, int64_t vocab_size
 
 model::Weights init_weights(const model::ModelConfig& c, uint64_t seed) {
   at::manual_seed(seed);
-  const double std = 0.02, out_std = 0.02 / std::sqrt(2.0 * static_cast<double>(c.num_hidden_layers));
-  auto matrix = [](int64_t rows, int64_t cols, double s) {
-    return (at::randn({rows, cols}) * s).requires_grad_(true);
+  // Matrices as PyTorch's nn.Linear draws them (std 1/sqrt(3 fan_in)) and embeddings as
+  // nn.Embedding (std 1). GPT-2's std 0.02 leaves a model this narrow with near-uniform attention
+  // and the copying it must learn stalls on a plateau (data/demo/README.md).
+  auto matrix = [](int64_t rows, int64_t cols) {
+    return (at::randn({rows, cols}) / std::sqrt(3.0 * static_cast<double>(cols))).requires_grad_(true);
   };
   auto ones = [](int64_t n) { return at::ones({n}).requires_grad_(true); };
   const int64_t h = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim,
                 kv_dim = c.num_key_value_heads * c.head_dim, inter = c.intermediate_size;
   model::Weights w;
-  w.embed = matrix(c.vocab_size, h, std);
+  w.embed = at::randn({c.vocab_size, h}).requires_grad_(true);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     model::LayerWeights lw;
     lw.input_norm = ones(h);
-    lw.q_proj = matrix(q_dim, h, std);
-    lw.k_proj = matrix(kv_dim, h, std);
-    lw.v_proj = matrix(kv_dim, h, std);
-    lw.o_proj = matrix(h, q_dim, out_std);
+    lw.q_proj = matrix(q_dim, h);
+    lw.k_proj = matrix(kv_dim, h);
+    lw.v_proj = matrix(kv_dim, h);
+    lw.o_proj = matrix(h, q_dim);
     lw.post_norm = ones(h);
-    lw.gate_proj = matrix(inter, h, std);
-    lw.up_proj = matrix(inter, h, std);
-    lw.down_proj = matrix(h, inter, out_std);
+    lw.gate_proj = matrix(inter, h);
+    lw.up_proj = matrix(inter, h);
+    lw.down_proj = matrix(h, inter);
     w.layers.push_back(std::move(lw));
   }
   w.norm = ones(h);
-  w.lm_head = matrix(c.vocab_size, h, std);
+  w.lm_head = matrix(c.vocab_size, h);
   return w;
 }
 

@@ -26,8 +26,8 @@ struct ModelShape {
 model::ModelConfig demo_model_config(const ModelShape& shape, int64_t vocab_size, int64_t bos_id,
                                      int64_t eos_id);
 
-// GPT-2-style initialisation: N(0, 0.02) matrices, output projections scaled by 1/sqrt(2 layers),
-// unit norms. Every tensor requires grad.
+// PyTorch-default scales: matrices N(0, 1/(3 fan_in)), embeddings N(0, 1), unit norms. Every
+// tensor requires grad.
 model::Weights init_weights(const model::ModelConfig& config, uint64_t seed);
 
 // The weight matrices (decayed by AdamW) and the rest (norms, embedding: not decayed).

@@ -81,7 +81,7 @@ TaskInstance make_passage_retrieval(const std::vector<std::string>& lexicon, con
     if (span.empty()) continue;
     task.questions.push_back(join_words(span, 0, span.size()));
     task.answers.push_back("Paragraph " + std::to_string(owner + 1));
-    task.completions.push_back(std::to_string(owner + 1));
+    task.completions.push_back(std::to_string(owner + 1) + ".");
   }
   return task;
 }

@@ -1,6 +1,9 @@
 // One generated long-context example: a context and one or more questions about it, each with its
 // gold answer (what the LongBench record and the scorer see) and the completion the model is
-// trained to generate (text the scorer accepts for that answer, e.g. "7" for "Paragraph 7"). A
+// trained to generate: the text that follows the question's words in the context ("7." after a
+// paragraph's last words), which the scorer accepts for the answer ("Paragraph 7"). An exact copy
+// of context tokens, so the model learns one mechanism (the tokenizer merges " 7." into a token
+// that " 7" alone is not). A
 // LongBench record uses the first question; training sequences may ask several (more supervised
 // answer tokens per context, at the cost of one context).
 #pragma once

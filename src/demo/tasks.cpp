@@ -41,11 +41,11 @@ const std::vector<DemoTask>& demo_tasks() {
       {"demo_passage_retrieval", TaskKind::PassageRetrieval, "retrieval_score",
        "Below are paragraphs, each ending with its number. Give the number of the paragraph that "
        "ends with the words at the bottom.\n\n",
-       "\n\nWhich paragraph ends with these words?\n{input}", 8, TaskShape{25, 50, 1}},
+       "\n\nWhich paragraph ends with these words? {input}", 8, TaskShape{25, 50, 1}},
       {"demo_kv_recall", TaskKind::KvRecall, "qa_f1_score",
        "Below is a list of records: a two-word key, then its three-word value. Complete the key at "
        "the bottom with its value.\n\n",
-       "\n\nComplete this record:\n{input}", 8, TaskShape{100, 200, 1}},
+       "\n\nComplete this record: {input}", 8, TaskShape{100, 200, 1}},
   };
   return tasks;
 }

@@ -77,7 +77,7 @@ TrainResult train_demo_model(const model::ModelConfig& config, const tokenizer::
   std::vector<at::Tensor> all_params = decayed_parameters(weights);
   for (const auto& p : undecayed_parameters(weights)) all_params.push_back(p);
 
-  const std::vector<CurriculumStage> curriculum = default_curriculum();
+  const std::vector<CurriculumStage>& curriculum = options.curriculum;
   TrainingSampler sampler(tok, curriculum, options.seed, options.tokens_per_step,
                           options.passage_percent);
   const std::vector<TrainingSequence> check_passage = record_shaped_sequences(

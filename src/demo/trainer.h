@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "demo/training_data.h"
 #include "model/config.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
@@ -28,6 +29,7 @@ struct TrainOptions {
   // Weight of an auxiliary next-token loss on the non-answer tokens (0: answer tokens only). The
   // contexts repeat spans (near-duplicates, copied questions), so it teaches copying early.
   double context_loss_weight = 0.0;
+  std::vector<CurriculumStage> curriculum = default_curriculum();
   int64_t log_every = 25;         // steps per recorded mean loss
   int64_t check_every = 250;      // steps between teacher-forced checks (0: never)
   int64_t check_examples = 24;    // per task

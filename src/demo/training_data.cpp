@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "demo/words.h"
 
 namespace kvs::demo {
 
@@ -36,12 +37,36 @@ TrainingSequence encode_training_sequence(const DemoTask& task, const TaskInstan
   return seq;
 }
 
+TrainingSequence make_copy_sequence(const CopyShape& shape, const tokenizer::Tokenizer& tok,
+                                    std::mt19937_64& gen) {
+  const std::vector<std::string>& lexicon = demo_lexicon();
+  if (shape.lexicon_words < 1 || shape.lexicon_words > static_cast<int64_t>(lexicon.size()) ||
+      shape.min_words < 1 || shape.max_words < shape.min_words)
+    throw Error("copy sequences: need 1 <= lexicon words <= " + std::to_string(lexicon.size()) +
+                " and 1 <= min words <= max words");
+  const std::vector<std::string> part(lexicon.begin(), lexicon.begin() + shape.lexicon_words);
+  const std::vector<std::string> words =
+      draw_words(part, static_cast<size_t>(draw_between(gen, shape.min_words, shape.max_words)), gen);
+  const std::string text = join_words(words, 0, words.size());
+  TrainingSequence seq;
+  seq.ids.push_back(tok.bos_id());
+  append_text(tok, text + "\n", seq);
+  append_answer(tok, text, seq);
+  return seq;
+}
+
 std::vector<CurriculumStage> default_curriculum() {
+  const TaskShape no_task{1, 1, 1};  // unused: the copy-only stages draw no task
   return {
-      {0.3, TaskShape{2, 6, 6}, TaskShape{4, 16, 6}},
-      {0.6, TaskShape{4, 12, 6}, TaskShape{10, 40, 6}},
-      {0.85, TaskShape{8, 25, 6}, TaskShape{25, 80, 6}},
-      {1.0, TaskShape{20, 50, 6}, TaskShape{80, 200, 6}},
+      {0.05, CopyShape{100, 16, 5, 10}, no_task, no_task},
+      {0.125, CopyShape{100, 48, 10, 30}, no_task, no_task},
+      {0.2, CopyShape{100, 128, 10, 40}, no_task, no_task},
+      {0.275, CopyShape{100, 256, 20, 60}, no_task, no_task},
+      {0.375, CopyShape{100, 384, 20, 80}, no_task, no_task},
+      {0.45, CopyShape{30, 384, 20, 120}, TaskShape{2, 6, 6}, TaskShape{4, 16, 6}},
+      {0.6, CopyShape{30, 384, 20, 120}, TaskShape{6, 15, 6}, TaskShape{10, 40, 6}},
+      {0.8, CopyShape{20, 384, 20, 120}, TaskShape{15, 30, 6}, TaskShape{40, 100, 6}},
+      {1.0, CopyShape{10, 384, 20, 120}, TaskShape{25, 50, 6}, TaskShape{100, 200, 6}},
   };
 }
 
@@ -71,6 +96,11 @@ std::vector<TrainingSequence> TrainingSampler::next_batch(double progress) {
   std::vector<TrainingSequence> batch;
   int64_t tokens = 0;
   while (batch.empty() || tokens < tokens_per_step_) {
+    if (bounded_draw(gen_, 100) < stage.copy.percent) {
+      batch.push_back(make_copy_sequence(stage.copy, tok_, gen_));
+      tokens += static_cast<int64_t>(batch.back().ids.size());
+      continue;
+    }
     const bool is_passage = bounded_draw(gen_, 100) < passage_percent_;
     const DemoTask& task = is_passage ? passage : kv;
     const TaskInstance instance =

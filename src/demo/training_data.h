@@ -1,8 +1,9 @@
 // Training sequences for the demo model. A sequence is exactly the prompt the runner will see,
 //   BOS + prompt(context, question 1), answer 1 + EOS,
 // followed (training only) by further question blocks of the same context, each with its answer
-// + EOS. The loss is taken on the answer tokens (and their EOS) only. Contexts grow along a
-// curriculum: short first, up to the shape of the shipped records at the end.
+// + EOS. The loss is taken on the answer tokens (and their EOS). A curriculum first teaches plain
+// copying (copy sequences over a growing part of the lexicon), then asks the tasks on contexts
+// that grow up to the shape of the shipped records.
 #pragma once
 
 #include <cstdint>
@@ -23,25 +24,43 @@ struct TrainingSequence {
 TrainingSequence encode_training_sequence(const DemoTask& task, const TaskInstance& instance,
                                           const tokenizer::Tokenizer& tok);
 
+// Copy sequences: BOS, words drawn from the first `lexicon_words` words of the lexicon, a newline,
+// the same words again; the repeat is supervised like an answer. They teach the copying (induction)
+// that both tasks are made of. Without them, and with all 384 words from the start, a small model
+// stays on the loss plateau where it ignores the context; growing the copied vocabulary stage by
+// stage gets it off (data/demo/README.md).
+struct CopyShape {
+  uint64_t percent = 0;       // share of the stage's sequences
+  int64_t lexicon_words = 0;  // words drawn from the lexicon's first lexicon_words
+  int64_t min_words = 0;
+  int64_t max_words = 0;
+};
+
 struct CurriculumStage {
   double until;       // the stage lasts until this fraction of the steps
+  CopyShape copy;
   TaskShape passage;  // demo_passage_retrieval contexts
   TaskShape kv;       // demo_kv_recall contexts
 };
 
-// Four stages from a handful of items to about the records' shape, six questions per context.
+// Copying over 16, 48, 128, 256 and then all 384 words, then the tasks from a handful of items up
+// to the records' shape (six questions per context) with some copying kept in the mix.
 std::vector<CurriculumStage> default_curriculum();
+
+TrainingSequence make_copy_sequence(const CopyShape& shape, const tokenizer::Tokenizer& tok,
+                                    std::mt19937_64& gen);
 
 // The index of the stage that covers `progress` in [0, 1].
 size_t stage_index(const std::vector<CurriculumStage>& curriculum, double progress);
 
-// Draws training batches: sequences of the current stage until the batch holds tokens_per_step
-// tokens (at least one sequence), passage_percent of them passage retrieval.
 // Instances of the records' shape (one question each) from their own stream, for monitoring.
 std::vector<TrainingSequence> record_shaped_sequences(const DemoTask& task,
                                                       const tokenizer::Tokenizer& tok, int64_t count,
                                                       uint64_t seed);
 
+// Draws training batches: sequences of the current stage until the batch holds tokens_per_step
+// tokens (at least one sequence): copy sequences at the stage's share, of the rest
+// passage_percent passage retrieval and the others kv recall.
 class TrainingSampler {
  public:
   TrainingSampler(const tokenizer::Tokenizer& tok, std::vector<CurriculumStage> curriculum,

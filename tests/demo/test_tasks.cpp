@@ -56,7 +56,7 @@ TEST(DemoTasks, PassageQuestionsPointAtTheOneParagraphEndingWithTheSpan) {
         EXPECT_EQ(body.size() - task.questions[q].size(), body.rfind(task.questions[q]))
             << "the span is the paragraph's tail";
         EXPECT_EQ("Paragraph " + number, task.answers[q]);
-        EXPECT_EQ(number, task.completions[q]);
+        EXPECT_EQ(number + ".", task.completions[q]) << "what follows the span in the context";
       }
       EXPECT_EQ(holders, 1) << task.questions[q];
     }
@@ -88,7 +88,7 @@ TEST(DemoTasks, KvAnswersAreTheValuesOfTheAskedKeys) {
   for (size_t q = 0; q < 3; ++q) {
     const std::string line = "\n" + task.questions[q] + " " + task.answers[q] + ".";
     EXPECT_NE(("\n" + task.context).find(line), std::string::npos);
-    EXPECT_EQ(task.completions[q], task.answers[q]);
+    EXPECT_EQ(task.completions[q], task.answers[q] + ".") << "what follows the key in the context";
     const std::string key = "\n" + task.questions[q] + " ";
     const std::string text = "\n" + task.context;
     EXPECT_EQ(text.find(key, text.find(key) + 1), std::string::npos) << "keys are unique";

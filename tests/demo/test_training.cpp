@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
+#include <sstream>
 
+#include "core/error.h"
 #include "demo/model_init.h"
 #include "demo/tasks.h"
 #include "demo/tokenizer_training.h"
@@ -58,8 +61,8 @@ TEST(DemoTraining, SequencesMarkExactlyTheAnswerTokens) {
   EXPECT_TRUE(std::equal(prompt.begin(), prompt.end(), seq.ids.begin() + 1));
   std::vector<int32_t> answers;
   for (int64_t p : seq.answer_positions) answers.push_back(seq.ids[static_cast<size_t>(p)]);
-  // The trained completions: the paragraph numbers the gold answers "Paragraph k" name.
-  EXPECT_EQ("Paragraph " + instance.completions[0], instance.answers[0]);
+  // The trained completions: "k." after the paragraph the gold answer "Paragraph k" names.
+  EXPECT_EQ("Paragraph " + instance.completions[0], instance.answers[0] + ".");
   std::vector<int32_t> expected = tok.encode(instance.completions[0]);
   expected.push_back(2);
   const auto second = tok.encode(instance.completions[1]);
@@ -67,6 +70,52 @@ TEST(DemoTraining, SequencesMarkExactlyTheAnswerTokens) {
   expected.push_back(2);
   EXPECT_EQ(answers, expected);
   EXPECT_EQ(seq.answer_positions.front(), static_cast<int64_t>(prompt.size()) + 1);
+}
+
+TEST(DemoTraining, CopySequencesSuperviseTheRepeatOverTheLexiconsFirstWords) {
+  const auto& tok = test_tokenizer();
+  std::mt19937_64 gen(3);
+  const CopyShape shape{100, 16, 5, 10};
+  const std::set<std::string> allowed(demo_lexicon().begin(), demo_lexicon().begin() + 16);
+  for (int i = 0; i < 20; ++i) {
+    const TrainingSequence seq = make_copy_sequence(shape, tok, gen);
+    ASSERT_EQ(seq.ids.front(), tok.bos_id());
+    ASSERT_FALSE(seq.answer_positions.empty());
+    // The answer is the rest of the sequence: the repeated text and EOS.
+    const auto first = static_cast<size_t>(seq.answer_positions.front());
+    for (size_t k = 0; k < seq.answer_positions.size(); ++k)
+      EXPECT_EQ(seq.answer_positions[k], static_cast<int64_t>(first + k));
+    EXPECT_EQ(seq.answer_positions.back() + 1, static_cast<int64_t>(seq.ids.size()));
+    EXPECT_EQ(seq.ids.back(), 2);
+    const std::vector<int32_t> repeat(seq.ids.begin() + static_cast<std::ptrdiff_t>(first), seq.ids.end() - 1);
+    const std::string text = tok.decode(repeat);
+    EXPECT_EQ(tok.decode(std::vector<int32_t>(seq.ids.begin() + 1, seq.ids.begin() + static_cast<std::ptrdiff_t>(first))),
+              text + "\n");
+    std::istringstream words(text);
+    int64_t count = 0;
+    for (std::string w; words >> w; ++count) EXPECT_TRUE(allowed.count(w)) << w;
+    EXPECT_GE(count, 5);
+    EXPECT_LE(count, 10);
+  }
+  EXPECT_THROW(make_copy_sequence(CopyShape{100, 385, 5, 10}, tok, gen), Error);
+  EXPECT_THROW(make_copy_sequence(CopyShape{100, 16, 0, 10}, tok, gen), Error);
+}
+
+TEST(DemoTraining, TheCurriculumCopiesFirstThenGrowsToTheRecordsShape) {
+  const std::vector<CurriculumStage> stages = default_curriculum();
+  ASSERT_FALSE(stages.empty());
+  EXPECT_EQ(stages.front().copy.percent, 100u);
+  EXPECT_EQ(stages.back().until, 1.0);
+  EXPECT_LT(stages.back().copy.percent, 100u);
+  // The last stage asks the tasks at the records' own shape.
+  EXPECT_EQ(stages.back().passage.min_items, demo_task("demo_passage_retrieval").record_shape.min_items);
+  EXPECT_EQ(stages.back().passage.max_items, demo_task("demo_passage_retrieval").record_shape.max_items);
+  for (size_t i = 1; i < stages.size(); ++i) {
+    EXPECT_GT(stages[i].until, stages[i - 1].until);
+    EXPECT_GE(stages[i].copy.lexicon_words, stages[i - 1].copy.lexicon_words);
+  }
+  EXPECT_EQ(stage_index(stages, 0.0), 0u);
+  EXPECT_EQ(stage_index(stages, 1.0), stages.size() - 1);
 }
 
 model::Weights detached_copy(const model::Weights& w) {
@@ -138,6 +187,8 @@ TEST(DemoTraining, AShortRunLowersTheLoss) {
   o.warmup_steps = 5;
   o.log_every = 10;
   o.check_every = 0;
+  // One stage: copying over a few words and short contexts, which a few steps already improve.
+  o.curriculum = {{1.0, CopyShape{50, 16, 5, 10}, TaskShape{2, 4, 4}, TaskShape{4, 8, 4}}};
   const TrainResult result = train_demo_model(config, tok, o);
   ASSERT_EQ(result.losses.size(), 4u);
   EXPECT_EQ(result.losses.back().step, 40);
