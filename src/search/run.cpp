@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "core/build_info.h"
@@ -180,7 +181,9 @@ RunSummary run_search(const RunRequest& request) {
   std::vector<std::vector<double>> batch_latents;
   std::vector<QuestionOutcome> batch_outcomes;
   double batch_seconds_each = 0;
-  double best_dev = recorded.empty() ? 0 : recorded.back().best_so_far;
+  // The best recorded dev score, shown while a batch is evaluated; none before the first state.
+  std::optional<double> best_dev;
+  if (!recorded.empty()) best_dev = recorded.back().best_so_far;
   auto evaluate = [&](const std::vector<std::vector<double>>& latents) {
     ensure_loaded();
     std::vector<evict::Policy> policies;
@@ -190,7 +193,7 @@ RunSummary run_search(const RunRequest& request) {
     const auto outcomes = evaluate_with_progress(
         evaluator, *dev, policies, longbench::ScoreVariant::Raw,
         strfmt("%s %s dev (%zu policies)", request.dataset.c_str(), family.name().c_str(), policies.size()),
-        strfmt("best dev %.2f", best_dev));
+        best_dev ? strfmt("best dev so far %.2f", *best_dev) : std::string("first state"));
     batch_seconds_each = timer.seconds() / static_cast<double>(latents.size());
     summary.prefills += static_cast<int64_t>(dev->questions.size());
     batch_latents = latents;
