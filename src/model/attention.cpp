@@ -1,5 +1,8 @@
 #include "model/attention.h"
 
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/version.h>
 
 #include <cmath>
@@ -106,19 +109,39 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
   const at::Tensor values = layer.values.narrow(2, 0, slots);
   // Rows ordered (group member, token): query head h = cache head h / group.
   const at::Tensor qg = q.reshape({batch, cache_heads, group * t, d});
-  at::Tensor scores = at::matmul(qg, keys.transpose(2, 3)).to(at::kFloat) * scale;
-  if (layer.prefix_mask.defined()) {
-    scores.narrow(3, 0, layer.prefix_len).add_(layer.prefix_mask);
-  }
   const bool window_cuts = sliding_window && *sliding_window < slots;
-  if (t > 1 || window_cuts) {
-    // New token i sits in slot slots - t + i and sees the slots up to its own.
-    const at::Tensor mask = causal_mask(slots - t, t, 0, slots,
-                                        window_cuts ? sliding_window : std::nullopt, q.device());
-    scores.add_(mask.repeat({group, 1}));
+  // New token i sits in slot slots - t + i and sees the slots up to its own.
+  const at::Tensor step_mask =
+      t > 1 || window_cuts
+          ? causal_mask(slots - t, t, 0, slots, window_cuts ? sliding_window : std::nullopt,
+                        q.device())
+                .repeat({group, 1})
+          : at::Tensor();
+  auto attend = [&](const at::Tensor& scores, const at::Tensor& prefix_mask) {
+    if (prefix_mask.defined()) scores.narrow(-1, 0, layer.prefix_len).add_(prefix_mask);
+    if (step_mask.defined()) scores.add_(step_mask);
+    return at::softmax(scores, -1).to(values.scalar_type());
+  };
+  if (q.device().is_cpu() && !c10::GradMode::is_enabled() && at::get_num_threads() > 1 &&
+      batch * cache_heads > 1) {
+    // One (row, cache head) per task over the intra-op threads: a decode step's products are
+    // too small for the BLAS to thread, and reading the cached keys and values is what costs.
+    at::Tensor out = at::empty({batch, cache_heads, group * t, d}, q.options());
+    const bool inference = c10::InferenceMode::is_enabled();
+    at::parallel_for(0, batch * cache_heads, 1, [&](int64_t begin, int64_t end) {
+      c10::InferenceMode guard(inference);
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t b = i / cache_heads, h = i % cache_heads;
+        const at::Tensor scores = at::mm(qg[b][h], keys[b][h].t()).to(at::kFloat) * scale;
+        at::Tensor slice = out[b][h];
+        at::mm_out(slice, attend(scores, layer.prefix_mask.defined() ? layer.prefix_mask[b][0] : at::Tensor()),
+                   values[b][h]);
+      }
+    });
+    return out.view({batch, heads, t, d});
   }
-  const at::Tensor probs = at::softmax(scores, -1).to(values.scalar_type());
-  return at::matmul(probs, values).view({batch, heads, t, d});
+  const at::Tensor scores = at::matmul(qg, keys.transpose(2, 3)).to(at::kFloat) * scale;
+  return at::matmul(attend(scores, layer.prefix_mask), values).view({batch, heads, t, d});
 }
 
 }  // namespace kvs::model

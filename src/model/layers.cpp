@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "model/row_product.h"
+
 namespace kvs::model {
 
 namespace {
@@ -21,23 +23,41 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight) {
   const int64_t in = x.size(-1), out = weight.size(0);
   const int64_t rows = in == 0 ? 0 : x.numel() / in;
   const int threads = at::get_num_threads();
-  if (!x.device().is_cpu() || threads < 2 || rows == 0 || rows > kMaxThreadedRows ||
+  if (!x.device().is_cpu() || rows == 0 || rows > kMaxThreadedRows ||
       weight.numel() < kMinThreadedWeight || c10::GradMode::is_enabled() || !weight.is_contiguous())
     return at::linear(x, weight);
-  const at::Tensor x_t = x.reshape({rows, in}).t();  // [in, rows]
-  const at::Tensor y_t = at::empty({out, rows}, x.options());
-  // One block of weight rows per thread, written straight into its slice of y_t. Inside the
-  // parallel region the BLAS runs single-threaded, so each thread streams its own rows.
-  // Inference mode is per thread; the pool's threads take the caller's.
-  const bool inference = c10::InferenceMode::is_enabled();
-  at::parallel_for(0, out, (out + threads - 1) / threads, [&](int64_t begin, int64_t end) {
-    c10::InferenceMode guard(inference);
-    at::Tensor slice = y_t.narrow(0, begin, end - begin);
-    at::mm_out(slice, weight.narrow(0, begin, end - begin), x_t);
-  });
+  const bool own_kernel = row_product_available() && x.scalar_type() == at::kFloat &&
+                          weight.scalar_type() == at::kFloat;
+  if (!own_kernel && threads < 2) return at::linear(x, weight);
+  // Whole blocks of four weight rows per thread (row_product's unit).
+  const int64_t grain = ((out + threads - 1) / threads + 3) / 4 * 4;
+  at::Tensor y;
+  if (own_kernel) {
+    const at::Tensor x_rows = x.reshape({rows, in}).contiguous();
+    y = at::empty({rows, out}, x.options());
+    const float* xp = x_rows.data_ptr<float>();
+    const float* wp = weight.data_ptr<float>();
+    float* yp = y.data_ptr<float>();
+    at::parallel_for(0, out, grain, [&](int64_t begin, int64_t end) {
+      row_product(xp, rows, in, wp, begin, end, yp, out);
+    });
+  } else {
+    // One block of weight rows per thread, written straight into its slice of y_t. Inside the
+    // parallel region the BLAS runs single-threaded, so each thread streams its own rows.
+    // Inference mode is per thread; the pool's threads take the caller's.
+    const bool inference = c10::InferenceMode::is_enabled();
+    const at::Tensor x_t = x.reshape({rows, in}).t();  // [in, rows]
+    const at::Tensor y_t = at::empty({out, rows}, x.options());
+    at::parallel_for(0, out, grain, [&](int64_t begin, int64_t end) {
+      c10::InferenceMode guard(inference);
+      at::Tensor slice = y_t.narrow(0, begin, end - begin);
+      at::mm_out(slice, weight.narrow(0, begin, end - begin), x_t);
+    });
+    y = y_t.t();
+  }
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = out;
-  return y_t.t().reshape(shape);
+  return y.reshape(shape);
 }
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {

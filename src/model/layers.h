@@ -12,9 +12,10 @@ namespace kvs::model {
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 // x @ weight^T, as at::linear. On the CPU without autograd, a product of a few rows (decode) is
-// split by weight rows over the intra-op threads: the BLAS runs a matrix-vector product on one
-// thread, which leaves decode at about half the machine's read bandwidth. The split needs
-// layers.cpp built with OpenMP (src/model/CMakeLists.txt); without it the product runs serially.
+// split by weight rows over the intra-op threads, each running row_product (float32 with AVX2)
+// or else a single-threaded BLAS product on its rows: the BLAS alone runs a matrix-vector
+// product on one thread at a third of the read bandwidth. The split needs layers.cpp built with
+// OpenMP (src/model/CMakeLists.txt); without it the product runs serially.
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight);
 
 // down(silu(gate(x)) * up(x)).

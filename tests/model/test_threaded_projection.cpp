@@ -1,11 +1,15 @@
-// model::project splits decode-sized products over the intra-op threads by output rows; it must
-// give at::linear's result for every shape the runner passes it, and leave autograd to at::linear.
+// model::project splits decode-sized products over the intra-op threads by output rows (with the
+// row_product kernel where the CPU has AVX2); it must give at::linear's result for every shape the
+// runner passes it, and leave autograd to at::linear.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "model/layers.h"
+#include "model/row_product.h"
 
 namespace kvs::test {
 namespace {
@@ -46,6 +50,43 @@ TEST_F(ThreadedProjection, NonContiguousInputAndPrefillShapesMatch) {
   const at::Tensor prefill = at::randn({64, 384});  // above the threaded row limit
   EXPECT_LE((model::project(prefill, weight) - at::linear(prefill, weight)).abs().max().item<double>(),
             1e-4);
+}
+
+TEST_F(ThreadedProjection, MatchesLinearOnOneThreadAndAtTheKernelsEdges) {
+  c10::InferenceMode inference;
+  // Widths around the kernel's 8-float step, output counts around its 4-row blocks and the
+  // split between threads, 1 to 8 rows: every tail of row_product runs.
+  for (const int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (const int64_t in : {int64_t{7}, int64_t{8}, int64_t{9}, int64_t{1031}})
+      for (const int64_t extra : {int64_t{1}, int64_t{6}}) {
+        const int64_t out = (1 << 16) / in + extra;  // above project's size threshold
+        const at::Tensor weight = at::randn({out, in});
+        for (const int64_t rows : {1, 2, 5, 8}) {
+          const at::Tensor x = at::randn({rows, in});
+          const at::Tensor expected = at::linear(x, weight);
+          const double tolerance = 1e-5 * std::sqrt(static_cast<double>(in)) * 4;
+          EXPECT_LE((model::project(x, weight) - expected).abs().max().item<double>(), tolerance)
+              << threads << " threads, x [" << rows << ", " << in << "], weight [" << out << ", "
+              << in << "]";
+        }
+      }
+  }
+}
+
+TEST(RowProduct, WritesEveryRequestedOutputAndNothingElse) {
+  if (!model::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  const int64_t rows = 3, in = 21, out = 11, stride = 16;
+  const at::Tensor x = at::randn({rows, in});
+  const at::Tensor w = at::randn({out, in});
+  // Outputs 2..9 of each row, into a strided buffer whose other cells must stay untouched.
+  at::Tensor y = at::full({rows, stride}, 7.0f);
+  model::row_product(x.data_ptr<float>(), rows, in, w.data_ptr<float>(), 2, 10, y.data_ptr<float>(),
+                     stride);
+  const at::Tensor expected = at::matmul(x, w.t());
+  EXPECT_LE((y.narrow(1, 2, 8) - expected.narrow(1, 2, 8)).abs().max().item<double>(), 1e-5);
+  EXPECT_TRUE(y.narrow(1, 0, 2).eq(7.0f).all().item<bool>());
+  EXPECT_TRUE(y.narrow(1, 10, stride - 10).eq(7.0f).all().item<bool>());
 }
 
 TEST_F(ThreadedProjection, GradientsFlowWhenAutogradIsOn) {

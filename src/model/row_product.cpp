@@ -1,0 +1,92 @@
+#include "model/row_product.h"
+
+#include "core/error.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace kvs::model {
+
+#if defined(__x86_64__)
+
+namespace {
+
+__attribute__((target("avx2,fma"))) inline float horizontal_sum(__m256 v) {
+  const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 pairs = _mm_add_ps(half, _mm_movehl_ps(half, half));
+  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
+}
+
+// Four dot products of x with w0..w3 (each `in` long): four independent weight streams per pass.
+__attribute__((target("avx2,fma"))) void dot4(const float* x, int64_t in, const float* w0,
+                                              float* out) {
+  const float* w1 = w0 + in;
+  const float* w2 = w1 + in;
+  const float* w3 = w2 + in;
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 8 <= in; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + i), xv, a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + i), xv, a1);
+    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + i), xv, a2);
+    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + i), xv, a3);
+  }
+  float s0 = horizontal_sum(a0), s1 = horizontal_sum(a1), s2 = horizontal_sum(a2),
+        s3 = horizontal_sum(a3);
+  for (; i < in; ++i) {
+    s0 += w0[i] * x[i];
+    s1 += w1[i] * x[i];
+    s2 += w2[i] * x[i];
+    s3 += w3[i] * x[i];
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+__attribute__((target("avx2,fma"))) float dot1(const float* x, int64_t in, const float* w) {
+  __m256 a = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= in; i += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a);
+  float s = horizontal_sum(a);
+  for (; i < in; ++i) s += w[i] * x[i];
+  return s;
+}
+
+}  // namespace
+
+bool row_product_available() {
+  static const bool available = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return available;
+}
+
+void row_product(const float* x, int64_t rows, int64_t in, const float* w, int64_t o_begin,
+                 int64_t o_end, float* y, int64_t y_stride) {
+  if (!row_product_available()) throw Error("row_product: this CPU has no AVX2/FMA");
+  int64_t o = o_begin;
+  float block[4];
+  for (; o + 4 <= o_end; o += 4) {
+    // The four weight rows come from memory for the first x row and from cache for the others.
+    for (int64_t r = 0; r < rows; ++r) {
+      dot4(x + r * in, in, w + o * in, block);
+      for (int k = 0; k < 4; ++k) y[r * y_stride + o + k] = block[k];
+    }
+  }
+  for (; o < o_end; ++o)
+    for (int64_t r = 0; r < rows; ++r) y[r * y_stride + o] = dot1(x + r * in, in, w + o * in);
+}
+
+#else
+
+bool row_product_available() { return false; }
+
+void row_product(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t) {
+  throw Error("row_product: built for x86-64 with AVX2 only");
+}
+
+#endif
+
+}  // namespace kvs::model

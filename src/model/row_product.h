@@ -1,0 +1,20 @@
+// The matrix-vector kernel of CPU decode: y[r][o] = dot(x[r], w[o]) for a few rows of x and a
+// block of weight rows, float32. Decode is bound by reading the weights once per token; the
+// BLAS's own product of a single row streams them at about a third of the machine's read
+// bandwidth per thread, this one near its limit (AVX2 + FMA, four weight rows per pass). Torch-free.
+#pragma once
+
+#include <cstdint>
+
+namespace kvs::model {
+
+// Whether row_product runs here (an x86-64 CPU with AVX2 and FMA).
+bool row_product_available();
+
+// For r < rows and o in [o_begin, o_end): y[r * y_stride + o] = sum_i x[r * in + i] * w[o * in + i].
+// x is [rows, in] and w [out, in], both row-major and contiguous. Each x row is read from cache
+// once per four weight rows, so rows up to about 8 cost little more than one.
+void row_product(const float* x, int64_t rows, int64_t in, const float* w, int64_t o_begin,
+                 int64_t o_end, float* y, int64_t y_stride);
+
+}  // namespace kvs::model
