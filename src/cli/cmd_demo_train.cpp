@@ -38,6 +38,8 @@ void setup(CLI::App& parent) {
   cmd->add_option("--hidden", o->shape.hidden, "Hidden size")->capture_default_str();
   cmd->add_option("--heads", o->shape.heads, "Attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", o->shape.kv_heads, "Key-value heads (GQA)")->capture_default_str();
+  cmd->add_option("--head-dim", o->shape.head_dim, "Width of each attention head")->capture_default_str();
+  cmd->add_option("--rope-theta", o->shape.rope_theta, "RoPE base")->capture_default_str();
   cmd->add_option("--intermediate", o->shape.intermediate, "MLP width")->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "Stored dtype: f32 | f16 | bf16")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}))

@@ -9,10 +9,10 @@ namespace kvs::demo {
 model::ModelConfig demo_model_config(const ModelShape& shape, int64_t vocab_size, int64_t bos_id,
                                      int64_t eos_id) {
   if (shape.layers < 1 || shape.hidden < 1 || shape.heads < 1 || shape.kv_heads < 1 ||
-      shape.intermediate < 1)
+      shape.head_dim < 1 || shape.intermediate < 1)
     throw Error("demo model: every dimension must be positive");
-  if (shape.hidden % shape.heads != 0 || (shape.hidden / shape.heads) % 2 != 0)
-    throw Error("demo model: hidden must be heads x an even head_dim");
+  if (shape.head_dim % 2 != 0) throw Error("demo model: head_dim must be even (RoPE rotates pairs)");
+  if (!(shape.rope_theta > 1)) throw Error("demo model: rope_theta must be above 1");
   if (shape.heads % shape.kv_heads != 0)
     throw Error("demo model: heads must be a multiple of kv_heads (GQA groups)");
   model::ModelConfig c;
@@ -23,7 +23,7 @@ model::ModelConfig demo_model_config(const ModelShape& shape, int64_t vocab_size
   c.num_hidden_layers = shape.layers;
   c.num_attention_heads = shape.heads;
   c.num_key_value_heads = shape.kv_heads;
-  c.head_dim = shape.hidden / shape.heads;
+  c.head_dim = shape.head_dim;
   c.max_position_embeddings = shape.max_positions;
   c.rms_norm_eps = 1e-5;
   c.rope_theta = shape.rope_theta;

@@ -72,17 +72,20 @@ TaskInstance make_passage_retrieval(const std::vector<std::string>& lexicon, con
   std::vector<size_t> order(paragraphs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   portable_shuffle(order, gen);
-  size_t next = 0;
-  while (static_cast<int64_t>(task.questions.size()) < shape.questions) {
-    if (next == order.size() * 4)
-      throw Error("passage retrieval: no paragraph with a unique span (too many duplicates)");
-    const size_t owner = order[next++ % order.size()];
+  // Each paragraph is asked at most once, so a small context gets fewer questions than asked for.
+  for (const size_t owner : order) {
+    if (static_cast<int64_t>(task.questions.size()) == shape.questions) break;
     const Paragraph span = unique_span(paragraphs, owner, gen);
     if (span.empty()) continue;
     task.questions.push_back(join_words(span, 0, span.size()));
     task.answers.push_back("Paragraph " + std::to_string(owner + 1));
-    task.completions.push_back(std::to_string(owner + 1) + ".");
+    // The paragraph's last word again, then the number that follows it in the context: the first
+    // generated token comes from the prefill's full attention (as SnapKV computes it), so the
+    // number is decoded from the compressed cache, as "Paragraph 7" is by Mistral.
+    task.completions.push_back(span.back() + " " + std::to_string(owner + 1) + ".");
   }
+  if (task.questions.empty())
+    throw Error("passage retrieval: no paragraph with a unique span (too many duplicates)");
   return task;
 }
 

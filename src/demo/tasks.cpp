@@ -39,13 +39,15 @@ TaskInstance DemoTask::generate(const std::vector<std::string>& lexicon, const T
 const std::vector<DemoTask>& demo_tasks() {
   static const std::vector<DemoTask> tasks = {
       {"demo_passage_retrieval", TaskKind::PassageRetrieval, "retrieval_score",
-       "Below are paragraphs, each ending with its number. Give the number of the paragraph that "
-       "ends with the words at the bottom.\n\n",
+       "Below are paragraphs, each ending with its number. Repeat the last word at the bottom and "
+       "give the number of the paragraph that ends with the words at the bottom.\n\n",
        "\n\nWhich paragraph ends with these words? {input}", 8, TaskShape{25, 50, 1}},
+      // The key starts a line, as in the context: SentencePiece gives a word after a newline no
+      // leading '▁', so only there does it split into the same tokens as the record's key.
       {"demo_kv_recall", TaskKind::KvRecall, "qa_f1_score",
        "Below is a list of records: a two-word key, then its three-word value. Complete the key at "
        "the bottom with its value.\n\n",
-       "\n\nComplete this record: {input}", 8, TaskShape{100, 200, 1}},
+       "\n\nComplete this record:\n{input}", 8, TaskShape{100, 200, 1}},
   };
   return tasks;
 }

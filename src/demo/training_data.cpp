@@ -57,16 +57,18 @@ TrainingSequence make_copy_sequence(const CopyShape& shape, const tokenizer::Tok
 
 std::vector<CurriculumStage> default_curriculum() {
   const TaskShape no_task{1, 1, 1};  // unused: the copy-only stages draw no task
+  const int64_t all = static_cast<int64_t>(demo_lexicon().size());
+  const int64_t questions = 20;
   return {
-      {0.05, CopyShape{100, 16, 5, 10}, no_task, no_task},
-      {0.125, CopyShape{100, 48, 10, 30}, no_task, no_task},
-      {0.2, CopyShape{100, 128, 10, 40}, no_task, no_task},
-      {0.275, CopyShape{100, 256, 20, 60}, no_task, no_task},
-      {0.375, CopyShape{100, 384, 20, 80}, no_task, no_task},
-      {0.45, CopyShape{30, 384, 20, 120}, TaskShape{2, 6, 6}, TaskShape{4, 16, 6}},
-      {0.6, CopyShape{30, 384, 20, 120}, TaskShape{6, 15, 6}, TaskShape{10, 40, 6}},
-      {0.8, CopyShape{20, 384, 20, 120}, TaskShape{15, 30, 6}, TaskShape{40, 100, 6}},
-      {1.0, CopyShape{10, 384, 20, 120}, TaskShape{25, 50, 6}, TaskShape{100, 200, 6}},
+      {0.04, CopyShape{100, all, 3, 6}, no_task, no_task},
+      {0.08, CopyShape{100, all, 6, 12}, no_task, no_task},
+      {0.12, CopyShape{100, all, 10, 25}, no_task, no_task},
+      {0.16, CopyShape{100, all, 20, 50}, no_task, no_task},
+      {0.20, CopyShape{100, all, 20, 80}, no_task, no_task},
+      {0.32, CopyShape{30, all, 20, 120}, TaskShape{2, 6, questions}, TaskShape{4, 16, questions}},
+      {0.48, CopyShape{30, all, 20, 120}, TaskShape{6, 15, questions}, TaskShape{10, 40, questions}},
+      {0.68, CopyShape{20, all, 20, 120}, TaskShape{15, 30, questions}, TaskShape{40, 100, questions}},
+      {1.0, CopyShape{10, all, 20, 120}, TaskShape{25, 50, questions}, TaskShape{100, 200, questions}},
   };
 }
 

@@ -26,9 +26,9 @@ TrainingSequence encode_training_sequence(const DemoTask& task, const TaskInstan
 
 // Copy sequences: BOS, words drawn from the first `lexicon_words` words of the lexicon, a newline,
 // the same words again; the repeat is supervised like an answer. They teach the copying (induction)
-// that both tasks are made of. Without them, and with all 384 words from the start, a small model
-// stays on the loss plateau where it ignores the context; growing the copied vocabulary stage by
-// stage gets it off (data/demo/README.md).
+// that both tasks are made of. Short copies over the whole lexicon first, then longer ones: with
+// 64-wide heads the model learns to copy any of the 384 words in a few hundred steps this way
+// (growing the vocabulary instead made each new word start over; data/demo/README.md).
 struct CopyShape {
   uint64_t percent = 0;       // share of the stage's sequences
   int64_t lexicon_words = 0;  // words drawn from the lexicon's first lexicon_words
@@ -43,8 +43,9 @@ struct CurriculumStage {
   TaskShape kv;       // demo_kv_recall contexts
 };
 
-// Copying over 16, 48, 128, 256 and then all 384 words, then the tasks from a handful of items up
-// to the records' shape (six questions per context) with some copying kept in the mix.
+// Copying 3-6, then up to 80 words over the whole lexicon (a fifth of the steps), then the tasks
+// from a handful of items up to the records' shape (20 questions per context) with some copying
+// kept in the mix.
 std::vector<CurriculumStage> default_curriculum();
 
 TrainingSequence make_copy_sequence(const CopyShape& shape, const tokenizer::Tokenizer& tok,

@@ -56,7 +56,9 @@ TEST(DemoTasks, PassageQuestionsPointAtTheOneParagraphEndingWithTheSpan) {
         EXPECT_EQ(body.size() - task.questions[q].size(), body.rfind(task.questions[q]))
             << "the span is the paragraph's tail";
         EXPECT_EQ("Paragraph " + number, task.answers[q]);
-        EXPECT_EQ(number + ".", task.completions[q]) << "what follows the span in the context";
+        const std::string last_word = body.substr(body.rfind(' ') + 1);
+        EXPECT_EQ(last_word + " " + number + ".", task.completions[q])
+            << "the span's last word, then what follows it in the context";
       }
       EXPECT_EQ(holders, 1) << task.questions[q];
     }

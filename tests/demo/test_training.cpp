@@ -61,8 +61,11 @@ TEST(DemoTraining, SequencesMarkExactlyTheAnswerTokens) {
   EXPECT_TRUE(std::equal(prompt.begin(), prompt.end(), seq.ids.begin() + 1));
   std::vector<int32_t> answers;
   for (int64_t p : seq.answer_positions) answers.push_back(seq.ids[static_cast<size_t>(p)]);
-  // The trained completions: "k." after the paragraph the gold answer "Paragraph k" names.
-  EXPECT_EQ("Paragraph " + instance.completions[0], instance.answers[0] + ".");
+  // The trained completions: the span's last word, then "k." for the paragraph the gold answer
+  // "Paragraph k" names.
+  const std::string& span = instance.questions[0];
+  EXPECT_EQ(span.substr(span.rfind(' ') + 1) + " " + instance.answers[0].substr(10) + ".",
+            instance.completions[0]);
   std::vector<int32_t> expected = tok.encode(instance.completions[0]);
   expected.push_back(2);
   const auto second = tok.encode(instance.completions[1]);
@@ -135,6 +138,7 @@ TEST(DemoTraining, TrainingForwardIsTheRunnersForward) {
   shape.layers = 2;
   shape.hidden = 64;
   shape.heads = 4;
+  shape.head_dim = 16;
   shape.kv_heads = 2;
   shape.intermediate = 96;
   const model::ModelConfig config = demo_model_config(shape, 300, 1, 2);
@@ -177,6 +181,7 @@ TEST(DemoTraining, AShortRunLowersTheLoss) {
   shape.layers = 2;
   shape.hidden = 64;
   shape.heads = 4;
+  shape.head_dim = 16;
   shape.kv_heads = 2;
   shape.intermediate = 128;
   const model::ModelConfig config = demo_model_config(shape, tok.vocab_size(), 1, 2);
