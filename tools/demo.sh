@@ -2,8 +2,9 @@
 # `make demo`: the eviction study on the embedded default, through the same commands a Mistral-7B
 # run uses. Generates the synthetic LongBench-format tasks (seed 42), then on the demo model:
 # full cache vs SnapKV vs PyramidKV vs Global at several budgets (one fixed-policy run each, on
-# the dev split, scored on test), a Segments search on dev and its replay on the test split, and
-# a table of everything. All runs land in one SQLite database (resumable: rerunning skips what is
+# the dev split, scored on test; Global both on PyramidKV's budgets, as the paper runs it, and on
+# SnapKV's uniform ones), a Segments search on uniform budgets (dev) and its replay on the test
+# split, and a table of everything. All runs land in one SQLite database (resumable: rerunning skips what is
 # recorded).
 #
 #   tools/demo.sh [BIN] [OUT] [MODEL]      defaults: build/kvsearch results/demo data/demo/model
@@ -37,16 +38,22 @@ for b in $budgets; do
   for profile in baseline pyramid global; do
     "$bin" run "${common[@]}" --profile "$profile" --budget "$b" --eval-test
   done
+  "$bin" run "${common[@]}" --profile global --schedule uniform --budget "$b" --eval-test
 done
 search_budget="${budgets%% *}"
-"$bin" run "${common[@]}" --profile segments --segments 3 --budget "$search_budget" --evals "$evals" --eval-test
+"$bin" run "${common[@]}" --profile segments --segments 3 --schedule uniform --budget "$search_budget" \
+  --evals "$evals" --eval-test
 "$bin" replay --db "$db" --run "$(sqlite3 "$db" "SELECT id FROM runs WHERE profile_family = 'segments' ORDER BY id DESC LIMIT 1")"
 
 echo
 echo "== $dataset: dev score of each run (its $dev dev questions) and official test score"
 sqlite3 -header -column "$db" "
   SELECT runs.budget AS budget,
-         CASE WHEN runs.budget >= 100000 THEN 'full cache' ELSE runs.profile_family END AS policy,
+         CASE WHEN runs.budget >= 100000 THEN 'full cache'
+              ELSE CASE runs.profile_family WHEN 'baseline' THEN 'SnapKV' WHEN 'pyramid' THEN 'PyramidKV'
+                   WHEN 'global' THEN 'Global' WHEN 'segments' THEN 'Segments(' || runs.segments || ')'
+                   ELSE runs.profile_family END END AS policy,
+         CASE WHEN runs.budget >= 100000 THEN '' ELSE json_extract(runs.policy_json, '$.schedule') END AS budgets,
          printf('%.2f', max(states.best_so_far)) AS dev,
          (SELECT printf('%.2f', replays.official_score) FROM replays JOIN states s ON s.id = replays.state_id
            WHERE s.run_id = runs.id ORDER BY s.eval_order DESC LIMIT 1) AS test,

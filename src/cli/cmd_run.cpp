@@ -5,10 +5,10 @@
 
 #include "cli/command.h"
 #include "core/settings.h"
+#include "evict/budget.h"
 #include "search/run.h"
 
 namespace {
-
 
 void setup(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("run", "Evaluate a policy or search a layer-wise profile (dev split)");
@@ -18,6 +18,10 @@ void setup(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--segments", req->segments, "Segments of the segments profile")->capture_default_str();
   cmd->add_option("--budget", req->budget, "KV entries kept per head and layer")->capture_default_str();
+  auto schedule = std::make_shared<std::string>();
+  cmd->add_option("--schedule", *schedule,
+                  "Per-layer budgets: uniform | pyramid (default: uniform for baseline, pyramid otherwise)")
+      ->check(CLI::IsMember({"uniform", "pyramid"}));
   cmd->add_option("--model", req->model_dir, "Checkpoint directory (or KVSEARCH_MODEL / config file)");
   cmd->add_option("--longbench", req->longbench_dir, "LongBench directory (or KVSEARCH_LONGBENCH / config)");
   cmd->add_option("--db", req->db_path, "SQLite results database (default results/kvsearch.sqlite)");
@@ -37,7 +41,8 @@ void setup(CLI::App& parent) {
   cmd->add_flag("--eval-test", req->eval_test, "Score the final state on the test split");
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
-  cmd->callback([req] {
+  cmd->callback([req, schedule] {
+    if (!schedule->empty()) req->schedule = kvs::evict::parse_schedule(*schedule, "--schedule");
     req->model_dir = kvs::resolve_setting(kvs::kModelSetting, req->model_dir);
     req->longbench_dir = kvs::resolve_setting(kvs::kLongBenchSetting, req->longbench_dir);
     req->db_path = kvs::resolve_setting(kvs::kDatabaseSetting, req->db_path, "results/kvsearch.sqlite");

@@ -86,6 +86,7 @@ evict::Policy request_policy(const RunRequest& request, const std::vector<double
     policy.terms = *request.terms;
     policy.validate("score terms of the run");
   }
+  if (request.schedule) policy.budget.schedule = *request.schedule;
   return policy;
 }
 

@@ -39,6 +39,10 @@ struct RunRequest {
   std::string job_key;
   std::string run_key;
   std::optional<evict::ScoreTerms> terms;
+  // The per-layer budget schedule (empty: the family's own, uniform for baseline and pyramid for
+  // the others): the diversity-aware score on SnapKV's uniform budgets separates the score's
+  // effect from PyramidKV's allocation.
+  std::optional<evict::Schedule> schedule;
 };
 
 struct RunSummary {

@@ -170,6 +170,29 @@ def main():
         n_pred = rows(c, "SELECT count(*) FROM predictions")[0][0]
         check(n_pred == 2 * DEV, f"concurrent runs recorded {n_pred} predictions, expected {2 * DEV}")
 
+        # 5b. --schedule: a policy family on the other budget schedule is a run of its own, and
+        # SnapKV's scores on PyramidKV's budgets are PyramidKV.
+        for profile, schedule in (("global", "uniform"), ("baseline", "pyramid")):
+            must("run", *common, "--profile", profile, "--schedule", schedule, "--budget", 16, "--db", c)
+        schedules = rows(c, "SELECT profile_family, json_extract(policy_json, '$.schedule') FROM runs "
+                            "ORDER BY profile_family, 2")
+        check(schedules == [("baseline", "pyramid"), ("global", "pyramid"), ("global", "uniform"),
+                            ("pyramid", "pyramid")], f"runs and their schedules: {schedules}")
+
+        def predictions(profile, schedule):
+            return rows(c, "SELECT p.question_index, p.prediction FROM predictions p JOIN states s ON "
+                           "s.id = p.state_id JOIN runs r ON r.id = s.run_id WHERE r.profile_family = ? "
+                           "AND json_extract(r.policy_json, '$.schedule') = ? ORDER BY 1",
+                        profile, schedule)
+        check(predictions("baseline", "pyramid") == predictions("pyramid", "pyramid"),
+              "SnapKV on pyramid budgets predicts differently from PyramidKV")
+        # A usage error: CLI11 names the option and the allowed values, exits non-zero, writes nothing.
+        r = kvsearch("run", *common, "--profile", "global", "--schedule", "steps",
+                     "--db", os.path.join(tmp, "x.sqlite"))
+        check(r.returncode != 0 and "--schedule" in r.stderr and "uniform" in r.stderr and
+              "pyramid" in r.stderr and not os.path.exists(os.path.join(tmp, "x.sqlite")),
+              f"unknown schedule: expected a usage error, got {r.returncode}: {r.stderr[-300:]!r}")
+
         # 6. Bad input.
         expect_error("unknown dataset", "run", "--model", model, "--longbench", lb, "--dataset",
                      "no_such_set", "--profile", "global", "--db", os.path.join(tmp, "x.sqlite"))
