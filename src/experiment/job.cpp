@@ -34,6 +34,7 @@ search::RunRequest method_request(const ExperimentSpec& spec, const Job& job, co
   r.job_key = job.key;
   r.run_key = run_key(spec, job.dataset, method.name, budget);
   r.terms = method.terms;
+  r.schedule = method.schedule;
   return r;
 }
 

@@ -147,6 +147,11 @@ MethodSpec parse_method(const json& object, const std::string& where,
   if ((m.lambda1 || m.lambda2) && m.profile != "global")
     throw error_at(where, "lambda1/lambda2 fix the coefficients of the global profile only");
   if (const json* terms = f.object("terms")) m.terms = parse_terms(*terms, f.at("terms"));
+  if (f.has("schedule")) {
+    if (!m.transfer.empty())
+      throw error_at(f.at("schedule"), "a transfer evaluates its source's schedule: leave schedule out");
+    m.schedule = evict::parse_schedule(f.text("schedule"), f.at("schedule"));
+  }
   f.check_all_read();
   return m;
 }

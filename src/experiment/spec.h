@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "evict/budget.h"
 #include "evict/policy.h"
 
 namespace kvs::experiment {
@@ -26,6 +27,7 @@ struct MethodSpec {
   double tau = 0.1;                          // searches: minimum dev improvement to accept
   std::optional<double> lambda1, lambda2;    // global only: fixed coefficients (default 0, -0.15)
   std::optional<evict::ScoreTerms> terms;    // ablations: score terms switched off
+  std::optional<evict::Schedule> schedule;   // per-layer budgets; the profile's own unless given
   std::string transfer;  // name of a searched method whose best profile this method evaluates
 
   bool searched() const { return transfer.empty() && (profile == "segments" || profile == "curve"); }

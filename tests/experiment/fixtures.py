@@ -17,7 +17,6 @@ BIN = os.environ["KVSEARCH_BIN"]
 SHARED = os.environ["KVS_SHARED_DIR"]
 SOURCE = os.environ["KVS_SOURCE_DIR"]
 DEMO_SPEC = os.path.join(SOURCE, "experiments", "demo.json")
-RECORDS = 104  # 100 dev (the split's fixed dev size) + 4 test
 WORDS = ["river", "stone", "paper", "model", "cache", "token", "layer", "green", "north",
          "seven", "table", "light", "sound", "field", "metal", "glass", "cloud", "plant"]
 
@@ -48,8 +47,9 @@ def demo_spec():
 
 def write_dataset(root, dataset, answers, seed):
     rng = random.Random(seed)
+    records = 100 + demo_spec()["test_limit"]  # 100 dev (the split's fixed dev size), then the test questions
     with open(os.path.join(root, "data", f"{dataset}.jsonl"), "w") as f:
-        for i in range(RECORDS):
+        for i in range(records):
             context = " ".join(rng.choice(WORDS) for _ in range(rng.randint(90, 160)))
             qid = f"{dataset}-{i}"
             record = {"input": f"What is item {i}?", "context": context,

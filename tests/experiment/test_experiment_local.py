@@ -74,12 +74,16 @@ def main():
         model, lb = make_fixtures(tmp)
         spec = demo_spec()
         paths = ["--model", model, "--longbench", lb, "--job-threads", 1]
+        (search,) = [m for m in spec["methods"] if m.get("profile") == "segments"]
+        (transfer,) = [m for m in spec["methods"] if m.get("transfer") == search["name"]]
+        search_budget = f"B{search['budgets'][0]}"
+        transfer_slug = "-".join("".join(c if c.isalnum() else " " for c in transfer["name"].lower()).split())
 
         # 1. plan and bad input.
         plan = must("experiment", "plan", DEMO_SPEC, "--longbench", lb)
         n_jobs = len(spec["datasets"]) * 2  # a search and an evaluate job per dataset
         for d in spec["datasets"]:
-            check(f"demo/{d}/evaluate" in plan and f"demo/{d}/search/segments/B64" in plan,
+            check(f"demo/{d}/evaluate" in plan and f"demo/{d}/search/segments/{search_budget}" in plan,
                   f"plan lacks the jobs of {d}:\n{plan}")
         expect_error("unknown dataset", "experiment", "plan",
                      write_spec(tmp, "bad1", datasets=["no_such_set"]), mentions=("datasets",))
@@ -118,12 +122,12 @@ def main():
             best = rows(merged, "SELECT s.policy_json, s.dev_score, r.official_score FROM states s "
                                 "JOIN runs ON runs.id = s.run_id JOIN replays r ON r.state_id = s.id "
                                 "WHERE run_key = ? AND accepted = 1 ORDER BY eval_order DESC LIMIT 1",
-                        f"demo/{d}/segments/B64")
+                        f"demo/{d}/segments/{search_budget}")
             moved = rows(merged, "SELECT s.policy_json, s.dev_score, r.official_score FROM states s "
                                  "JOIN runs ON runs.id = s.run_id JOIN replays r ON r.state_id = s.id "
-                                 "WHERE run_key = ?", f"demo/{d}/segments-b-64-profile/B64")
+                                 "WHERE run_key = ?", f"demo/{d}/{transfer_slug}/{search_budget}")
             check(len(best) == 1 and best == moved,
-                  f"{d}: the transferred profile at B=64 differs from the search's best state: {best} vs {moved}")
+                  f"{d}: the transferred profile at {search_budget} differs from the search's best state: {best} vs {moved}")
         scores = {r[4] for r in ref["states"]}
         check(len(scores) > 1, f"every state scored the same ({scores}): the test cannot tell them apart")
         again = kvsearch("experiment", "run", DEMO_SPEC, *paths, "--out", out_a)
@@ -214,7 +218,8 @@ def main():
               f"table 1 lacks the bold best, the wins or the macro row:\n{table1}")
         with open(os.path.join(report, "table2.csv")) as f:
             lines = f.read().splitlines()
-        check(len(lines) == 1 + len(spec["budgets"]) and lines[0].startswith("Budget,PyramidKV"),
+        (table2,) = [t for t in spec["tables"] if t["name"] == "table2"]
+        check(len(lines) == 1 + len(spec["budgets"]) and lines[0].startswith(",".join(["Budget", *table2["methods"]])),
               f"table 2 csv: {lines}")
         with open(os.path.join(report, "README.md")) as f:
             index = f.read()

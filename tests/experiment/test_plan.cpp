@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "experiment/job_kinds.h"
 #include "experiment/spec_fixtures.h"
+#include "search/run.h"
 
 namespace kvs::experiment {
 namespace {
@@ -32,6 +36,23 @@ TEST(ExperimentPlan, SearchesFirstThenOneEvaluateJobPerDataset) {
   const std::string text = plan_text(spec, plan);
   EXPECT_NE(text.find("mini/hotpotqa/evaluate"), std::string::npos);
   EXPECT_NE(text.find("one prefill per dev and test question"), std::string::npos);
+}
+
+// A method's schedule reaches the policy its jobs evaluate; without one, the profile's own applies.
+TEST(ExperimentPlan, AMethodsScheduleReachesItsPolicy) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  json["methods"].push_back({{"name", "Global (uniform)"}, {"profile", "global"}, {"schedule", "uniform"}});
+  const ExperimentSpec spec = load_spec(test_support::write_text(dir, "mini.json", json.dump()));
+  const Plan plan = make_plan(spec);
+  const Job& evaluate = plan.job("mini/qasper/evaluate");
+  const auto schedule_of = [&](const std::string& method) {
+    return search::request_policy(method_request(spec, evaluate, spec.method(method), 64, JobSettings{}))
+        .budget.schedule;
+  };
+  EXPECT_EQ(schedule_of("Global (uniform)"), evict::Schedule::Uniform);
+  EXPECT_EQ(schedule_of("Global"), evict::Schedule::Pyramid);
+  EXPECT_EQ(schedule_of("PyramidKV"), evict::Schedule::Pyramid);
 }
 
 }  // namespace

@@ -62,6 +62,13 @@ TEST(ExperimentSpec, ErrorsNameTheFileAndField) {
   EXPECT_NE(error_for("methods", R"([{"name": "G", "profile": "global"}, {"name": "T", "transfer": "G"}])")
                 .find("not a search"),
             std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "A", "profile": "global", "schedule": "steps"}])")
+                .find("methods[0].schedule: unknown schedule 'steps'"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "S", "profile": "segments", "budgets": [64]},
+                                     {"name": "T", "transfer": "S", "schedule": "uniform"}])")
+                .find("methods[1].schedule"),
+            std::string::npos);
   EXPECT_NE(error_for("tables", R"([{"name": "t", "kind": "datasets", "budget": 64, "methods": ["Nope"]}])")
                 .find("'Nope' is not one of the spec's methods"),
             std::string::npos);
