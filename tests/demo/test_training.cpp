@@ -175,7 +175,9 @@ TEST(DemoTraining, TrainingForwardIsTheRunnersForward) {
   EXPECT_EQ(row, logits.size(0));
 }
 
-TEST(DemoTraining, AShortRunLowersTheLoss) {
+// A short run of a small model: copying over a few words and short contexts, which a few steps
+// already improve.
+TrainResult short_run(int64_t steps, uint64_t seed) {
   const auto& tok = test_tokenizer();
   ModelShape shape;
   shape.layers = 2;
@@ -186,20 +188,35 @@ TEST(DemoTraining, AShortRunLowersTheLoss) {
   shape.intermediate = 128;
   const model::ModelConfig config = demo_model_config(shape, tok.vocab_size(), 1, 2);
   TrainOptions o;
-  o.steps = 40;
+  o.steps = steps;
+  o.seed = seed;
   o.tokens_per_step = 256;
   o.learning_rate = 3e-3;
   o.warmup_steps = 5;
   o.log_every = 10;
   o.check_every = 0;
-  // One stage: copying over a few words and short contexts, which a few steps already improve.
   o.curriculum = {{1.0, CopyShape{50, 16, 5, 10}, TaskShape{2, 4, 4}, TaskShape{4, 8, 4}}};
-  const TrainResult result = train_demo_model(config, tok, o);
+  return train_demo_model(config, tok, o);
+}
+
+TEST(DemoTraining, AShortRunLowersTheLoss) {
+  const TrainResult result = short_run(40, 1);
   ASSERT_EQ(result.losses.size(), 4u);
   EXPECT_EQ(result.losses.back().step, 40);
   EXPECT_LT(result.losses.back().loss, 0.8 * result.losses.front().loss)
       << "first window " << result.losses.front().loss << ", last " << result.losses.back().loss;
   EXPECT_FALSE(result.weights.embed.requires_grad());
+}
+
+// The seed decides everything: initial weights, the data drawn, hence the trained weights.
+TEST(DemoTraining, TheSameSeedTrainsTheSameWeights) {
+  const TrainResult a = short_run(10, 7), b = short_run(10, 7), c = short_run(10, 8);
+  EXPECT_TRUE(a.weights.embed.equal(b.weights.embed));
+  EXPECT_TRUE(a.weights.lm_head.equal(b.weights.lm_head));
+  EXPECT_TRUE(a.weights.layers.back().down_proj.equal(b.weights.layers.back().down_proj));
+  ASSERT_EQ(a.losses.size(), b.losses.size());
+  for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_EQ(a.losses[i].loss, b.losses[i].loss) << "window " << i;
+  EXPECT_FALSE(a.weights.embed.equal(c.weights.embed));
 }
 
 }  // namespace
