@@ -5,7 +5,8 @@
 # the dev split, scored on test; Global both on PyramidKV's budgets, as the paper runs it, and on
 # SnapKV's uniform ones), a Segments search on uniform budgets (dev) and its replay on the test
 # split, and a table of everything. All runs land in one SQLite database (resumable: rerunning skips what is
-# recorded).
+# recorded). Then experiments/demo.json as batch jobs on both tasks and its report: the paper's
+# tables and figures, in OUT/report.
 #
 #   tools/demo.sh [BIN] [OUT] [MODEL]      defaults: build/kvsearch results/demo data/demo/model
 # Environment: DEMO_BUDGETS ("16 32 64"), DEMO_DEV (dev questions, 40), DEMO_EVALS (search
@@ -60,6 +61,15 @@ sqlite3 -header -column "$db" "
          count(states.id) AS states
     FROM runs JOIN states ON states.run_id = runs.id
    GROUP BY runs.id ORDER BY runs.budget DESC, runs.id"
+
+echo
+echo "== the paper's tables and figures on both demo tasks (experiments/demo.json)"
+spec="$(dirname "$0")/../experiments/demo.json"
+"$bin" experiment run "$spec" --model "$model" --longbench "$out/longbench" --out "$out/experiment" | tail -n 2
+"$bin" report "$spec" --db "$out/experiment/results.sqlite" --longbench "$out/longbench" --out "$out/report" \
+  | { grep -v '^wrote ' || true; }  # keep only notes (figures skipped), not the file list
+
 echo
 echo "database: $db (sqlite3 $db '.tables'; kvsearch runs --db $db; kvsearch show --db $db --run ID)"
+echo "report: $out/report/README.md (tables *.md, *.csv; figures *.png), from $out/experiment/results.sqlite"
 echo "demo finished in $(( $(date +%s) - start )) s"
