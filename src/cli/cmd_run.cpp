@@ -20,8 +20,7 @@ void setup(CLI::App& parent) {
   cmd->add_option("--budget", req->budget, "KV entries kept per head and layer")->capture_default_str();
   auto schedule = std::make_shared<std::string>();
   cmd->add_option("--schedule", *schedule,
-                  "Per-layer budgets: uniform | pyramid (default: uniform for baseline, pyramid otherwise)")
-      ->check(CLI::IsMember({"uniform", "pyramid"}));
+                  "Per-layer budgets: uniform | pyramid (default: uniform for baseline, pyramid otherwise)");
   cmd->add_option("--model", req->model_dir, "Checkpoint directory (or KVSEARCH_MODEL / config file)");
   cmd->add_option("--longbench", req->longbench_dir, "LongBench directory (or KVSEARCH_LONGBENCH / config)");
   cmd->add_option("--db", req->db_path, "SQLite results database (default results/kvsearch.sqlite)");
