@@ -6,12 +6,18 @@ namespace kvs::tokenizer {
 
 namespace {
 
-int32_t required_special(const Tokenizer& tokenizer, const std::string& text) {
+int32_t required_special(const Tokenizer& tokenizer, const std::string& text,
+                         ChatTemplate chat_template) {
   const auto id = tokenizer.special_token_id(text);
   if (!id)
-    throw Error("chat template llama3 needs the special token " + text + ", which this " +
-                tokenizer.kind() + " tokenizer does not have");
+    throw Error("chat template " + chat_template_name(chat_template) + " needs the special token " +
+                text + ", which this " + tokenizer.kind() + " tokenizer does not have");
   return *id;
+}
+
+std::vector<int32_t> prompt_start(const Tokenizer& tokenizer) {
+  if (tokenizer.adds_bos()) return {tokenizer.bos_id()};
+  return {};
 }
 
 void append(std::vector<int32_t>& ids, const std::vector<int32_t>& more) {
@@ -19,20 +25,43 @@ void append(std::vector<int32_t>& ids, const std::vector<int32_t>& more) {
 }
 
 std::vector<int32_t> llama3_prompt(const Tokenizer& tokenizer, const std::string& user_text) {
-  const int32_t start_header = required_special(tokenizer, "<|start_header_id|>");
-  const int32_t end_header = required_special(tokenizer, "<|end_header_id|>");
-  const int32_t end_of_turn = required_special(tokenizer, "<|eot_id|>");
+  const int32_t start_header = required_special(tokenizer, "<|start_header_id|>", ChatTemplate::Llama3);
+  const int32_t end_header = required_special(tokenizer, "<|end_header_id|>", ChatTemplate::Llama3);
+  const int32_t end_of_turn = required_special(tokenizer, "<|eot_id|>", ChatTemplate::Llama3);
   auto header = [&](std::vector<int32_t>& ids, const std::string& role) {
     ids.push_back(start_header);
     append(ids, tokenizer.encode(role));
     ids.push_back(end_header);
     append(ids, tokenizer.encode("\n\n"));
   };
-  std::vector<int32_t> ids{tokenizer.bos_id()};
+  std::vector<int32_t> ids = prompt_start(tokenizer);
   header(ids, "user");
   append(ids, tokenizer.encode(user_text));
   ids.push_back(end_of_turn);
   header(ids, "assistant");
+  return ids;
+}
+
+constexpr const char* kSmolLM2System =
+    "You are a helpful AI assistant named SmolLM, trained by Hugging Face";
+
+// Each turn is <|im_start|> role "\n" content <|im_end|> "\n"; the text parts are encoded on their
+// own, as the special tokens split the rendered template into them.
+std::vector<int32_t> chatml_prompt(const Tokenizer& tokenizer, const std::string& user_text,
+                                   ChatTemplate chat_template) {
+  const int32_t start = required_special(tokenizer, "<|im_start|>", chat_template);
+  const int32_t end = required_special(tokenizer, "<|im_end|>", chat_template);
+  std::vector<int32_t> ids = prompt_start(tokenizer);
+  auto turn = [&](const std::string& role, const std::string& content) {
+    ids.push_back(start);
+    append(ids, tokenizer.encode(role + "\n" + content));
+    ids.push_back(end);
+    append(ids, tokenizer.encode("\n"));
+  };
+  if (chat_template == ChatTemplate::SmolLM2) turn("system", kSmolLM2System);
+  turn("user", user_text);
+  ids.push_back(start);
+  append(ids, tokenizer.encode("assistant\n"));
   return ids;
 }
 
@@ -42,7 +71,10 @@ ChatTemplate parse_chat_template(const std::string& name) {
   if (name == "none") return ChatTemplate::None;
   if (name == "mistral") return ChatTemplate::Mistral;
   if (name == "llama3") return ChatTemplate::Llama3;
-  throw Error("unknown chat template '" + name + "' (expected none, mistral or llama3)");
+  if (name == "chatml") return ChatTemplate::ChatML;
+  if (name == "smollm2") return ChatTemplate::SmolLM2;
+  throw Error("unknown chat template '" + name +
+              "' (expected none, mistral, llama3, chatml or smollm2)");
 }
 
 std::string chat_template_name(ChatTemplate t) {
@@ -53,6 +85,10 @@ std::string chat_template_name(ChatTemplate t) {
       return "mistral";
     case ChatTemplate::Llama3:
       return "llama3";
+    case ChatTemplate::ChatML:
+      return "chatml";
+    case ChatTemplate::SmolLM2:
+      return "smollm2";
   }
   return "?";
 }
@@ -60,9 +96,11 @@ std::string chat_template_name(ChatTemplate t) {
 std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::string& user_text,
                                       ChatTemplate chat_template) {
   if (chat_template == ChatTemplate::Llama3) return llama3_prompt(tokenizer, user_text);
+  if (chat_template == ChatTemplate::ChatML || chat_template == ChatTemplate::SmolLM2)
+    return chatml_prompt(tokenizer, user_text, chat_template);
   const std::string text =
       chat_template == ChatTemplate::Mistral ? "[INST] " + user_text + " [/INST]" : user_text;
-  std::vector<int32_t> ids{tokenizer.bos_id()};
+  std::vector<int32_t> ids = prompt_start(tokenizer);
   append(ids, tokenizer.encode(text));
   return ids;
 }

@@ -16,11 +16,18 @@ enum class ChatTemplate {
   // <|start_header_id|> "assistant" <|end_header_id|> "\n\n", each part encoded on its own as
   // Meta's ChatFormat does; the text is encoded as given (HF's Jinja template would trim it).
   Llama3,
+  // <|im_start|> "user\n" text <|im_end|> "\n" <|im_start|> "assistant\n", no BOS.
+  ChatML,
+  // ChatML behind SmolLM2's default system turn ("You are a helpful AI assistant named SmolLM,
+  // trained by Hugging Face"), which its template inserts when the chat has no system message.
+  SmolLM2,
 };
 
-ChatTemplate parse_chat_template(const std::string& name);  // "none" | "mistral" | "llama3"
+// "none" | "mistral" | "llama3" | "chatml" | "smollm2"
+ChatTemplate parse_chat_template(const std::string& name);
 std::string chat_template_name(ChatTemplate t);
 
+// The prompt starts with BOS only where the tokenizer adds one (Tokenizer::adds_bos).
 // Throws when the tokenizer lacks the special tokens the template needs (llama3 on SentencePiece).
 std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::string& user_text,
                                       ChatTemplate chat_template);

@@ -31,6 +31,8 @@ class Tokenizer {
   // The id of a special (control) token by its text ("<|eot_id|>", "</s>"), if there is one.
   virtual std::optional<int32_t> special_token_id(const std::string& text) const = 0;
   virtual int32_t bos_id() const = 0;
+  // Whether prompts start with BOS (GGUF's tokenizer.ggml.add_bos_token; SmolLM2: no).
+  virtual bool adds_bos() const { return true; }
   virtual const std::vector<int32_t>& eos_ids() const = 0;
   virtual int32_t vocab_size() const = 0;
   virtual std::string kind() const = 0;  // "sentencepiece" or "bpe"
