@@ -158,6 +158,7 @@ TEST(Config, ExtraDatasetsAreDeclaredWithTheirMetric) {
   tmp.write("config/dataset2metric.json", R"({"hotpotqa": "qa_f1_score"})");
   EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("cannot be redefined"),
             std::string::npos);
+  tmp.write("config/dataset2metric.json", R"({"synthetic_lookup": "retrieval_score"})");
   tmp.write("config/dataset2chat_template.json", R"({"synthetic_lookup": "smollm2"})");
   EXPECT_EQ(load_config(tmp.path().string()).declared_chat_template("synthetic_lookup"),
             kvs::tokenizer::ChatTemplate::SmolLM2);
