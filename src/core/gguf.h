@@ -18,6 +18,14 @@ enum class TensorType : uint32_t {
   Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15, BF16 = 30,
 };
 
+// How a ggml type packs its elements: one row is dims[0] / elements blocks of `bytes` bytes.
+struct BlockLayout {
+  uint64_t elements;
+  uint64_t bytes;
+};
+const BlockLayout* block_layout(uint32_t type);  // nullptr for an id ggml does not define
+std::string type_name(uint32_t type);            // "Q4_K (type id 12)", or "unknown type id 99"
+
 struct TensorInfo {
   std::string name;
   std::vector<uint64_t> dims;  // ggml order: dims[0] is the innermost (row length)
