@@ -13,7 +13,7 @@ void setup_data_ruler(CLI::App& parent) {
   auto o = std::make_shared<kvs::ruler::RulerDataOptions>();
   auto* cmd = parent.add_subcommand(
       "ruler", "Generate RULER's synthetic tasks at the given lengths in the model's tokens (LongBench layout)");
-  cmd->add_option("--model", o->model, "Checkpoint directory or tokenizer file whose tokens the lengths count")
+  cmd->add_option("--model", o->model, "Model (directory, .gguf, registered name) or tokenizer file whose tokens count")
       ->required();
   cmd->add_option("--out", o->out_dir, "Output directory (data/, config/, ruler_generation.json)")->required();
   cmd->add_option("--lengths", o->lengths, "Target lengths in tokens: prompt + tokens to generate")
@@ -28,7 +28,7 @@ void setup_data_ruler(CLI::App& parent) {
   cmd->add_option("--templates", o->templates_file,
                   "RULER's exact wording (tools/ruler_extract_templates.py; default: kvsearch's own)");
   cmd->add_option("--chat-template", o->chat_template,
-                  "auto | none | mistral | llama3 | chatml | smollm2 (auto: by the tokenizer)")
+                  "auto | none | mistral | llama3 | chatml | smollm2 (auto: the checkpoint's, none for Mistral)")
       ->capture_default_str();
   cmd->callback([o] {
     const auto result = kvs::ruler::write_ruler_data(*o);

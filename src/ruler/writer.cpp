@@ -49,11 +49,21 @@ size_t task_index(const TaskSpec& task) {
   return all.size();
 }
 
-tokenizer::ChatTemplate resolve_chat_template(const tokenizer::Tokenizer& tok, const std::string& name) {
-  if (name != "auto") return tokenizer::parse_chat_template(name);
-  if (tok.special_token_id("<|start_header_id|>")) return tokenizer::ChatTemplate::Llama3;
-  if (tok.special_token_id("<|im_start|>")) return tokenizer::ChatTemplate::SmolLM2;
-  return tokenizer::ChatTemplate::None;  // Mistral, as in RULER's paper setup
+// A tokenizer file alone (a fixture, tokenizer.model) is used as it is; anything else is a --model
+// argument (core/checkpoint.h).
+bool is_plain_tokenizer_file(const std::string& model) {
+  return fs::is_regular_file(model) && fs::path(model).extension() != ".gguf";
+}
+
+// auto: the template the checkpoint carries, else llama3 where the tokenizer has Llama-3's header
+// tokens; Mistral runs without a wrapper, as in RULER's paper setup.
+tokenizer::ChatTemplate data_chat_template(const tokenizer::Tokenizer& tok, const std::string& model,
+                                           const std::string& name) {
+  const auto by_tokens = tok.special_token_id("<|start_header_id|>") ? tokenizer::ChatTemplate::Llama3
+                                                                     : tokenizer::ChatTemplate::None;
+  if (name == "auto" && is_plain_tokenizer_file(model)) return by_tokens;
+  const auto chat = tokenizer::resolve_chat_template(name, model, by_tokens);
+  return name == "auto" && chat == tokenizer::ChatTemplate::Mistral ? tokenizer::ChatTemplate::None : chat;
 }
 
 void write_text(const fs::path& path, const std::string& text) {
@@ -134,9 +144,9 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
   const EssaySource essay = o.haystack_file.empty() ? load_license_essay() : load_essay_file(o.haystack_file);
   const WordList words = load_word_list();
   const std::string tokenizer_file =
-      fs::is_regular_file(o.model) ? o.model : tokenizer::find_tokenizer_file(o.model);
+      is_plain_tokenizer_file(o.model) ? o.model : tokenizer::find_tokenizer_file(o.model);
   const auto tok = tokenizer::load_tokenizer_file(tokenizer_file);
-  const tokenizer::ChatTemplate chat = resolve_chat_template(*tok, o.chat_template);
+  const tokenizer::ChatTemplate chat = data_chat_template(*tok, o.model, o.chat_template);
 
   RulerDataResult result;
   result.chat_template = tokenizer::chat_template_name(chat);

@@ -21,7 +21,7 @@
 namespace kvs::ruler {
 
 struct RulerDataOptions {
-  std::string model;  // checkpoint directory or tokenizer file
+  std::string model;  // a --model argument (core/checkpoint.h) or a tokenizer file
   std::string out_dir;
   std::vector<int64_t> lengths;
   int64_t count = 100;  // records per dataset (the dev split takes 100)
@@ -29,7 +29,9 @@ struct RulerDataOptions {
   std::vector<std::string> tasks;  // empty: all of RULER's
   std::string haystack_file;       // empty: the Debian licence texts (haystack.h)
   std::string templates_file;      // empty: kvsearch's own wording (wording.h)
-  std::string chat_template = "auto";  // auto: llama3 / smollm2 by the tokenizer's special tokens, else none
+  // auto: the checkpoint's own template (none for Mistral, as in RULER's paper), else llama3 for
+  // tokenizers with Llama-3's header tokens, else none
+  std::string chat_template = "auto";
 };
 
 struct RulerDatasetSummary {

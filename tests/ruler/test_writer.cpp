@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/checkpoint.h"
 #include "core/error.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
@@ -74,6 +75,16 @@ TEST(RulerWriter, EveryPromptFitsItsTargetInMistralTokens) {
 
 TEST(RulerWriter, EveryPromptFitsItsTargetInLlama3TokensWithItsWrapper) {
   expect_prompts_fit(test::llama3_model_path(), "llama3");
+}
+
+TEST(RulerWriter, EveryPromptFitsItsTargetInSmolLM2GgufTokensWithItsChatML) {
+  std::string gguf;
+  try {
+    gguf = resolve_checkpoint("smollm2-135m").path;
+  } catch (const Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  expect_prompts_fit(gguf, "smollm2");
 }
 
 TEST(RulerWriter, SameSeedByteIdenticalOtherSeedDifferent) {
