@@ -147,7 +147,7 @@ def check_smollm2(tmp):
         roundtrip = [t for t, g in zip(texts, tokenize_jsonl(["--model", path], texts, False, tmp))
                      if g is not None and g["decoded"] != t]
         check(not roundtrip, "plain decode(encode(s)) != s: %r" % roundtrip[:1])
-    print("smollm2: %d strings, ids equal to HF tokenizers through the GGUF file and a HF directory" % len(texts))
+    print("smollm2: %d strings checked against HF tokenizers, through the GGUF file and a HF directory" % len(texts))
 
     measured = {"Hello world! 123": [19556, 905, 17, 216, 33, 34, 35],
                 "Café déjà vu.": [51, 1939, 2756, 32564, 90, 16739, 386, 101, 30],
@@ -217,7 +217,7 @@ def check_mistral(tmp):
     from_model = tokenize_jsonl(["--tokenizer", MISTRAL], texts, False, tmp)
     differ = [(t, a and a["ids"], b and b["ids"]) for t, a, b in zip(texts, from_gguf, from_model) if a != b]
     check(not differ, "mistral GGUF vs tokenizer.model: %d of %d differ, first %r" % (len(differ), len(texts), differ[:1]))
-    print("mistral: %d strings, the GGUF vocabulary encodes like tokenizer.model" % len(texts))
+    print("mistral: %d strings checked, GGUF vocabulary against tokenizer.model" % len(texts))
 
 
 def check_bad_metadata(tmp):
