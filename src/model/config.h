@@ -1,4 +1,5 @@
-// config.json of a Hugging Face Mistral or Llama checkpoint. Torch-free.
+// The model's hyperparameters: config.json of a Hugging Face Mistral or Llama checkpoint, or the
+// llama.* metadata of a GGUF file. Torch-free.
 // Every field the forward pass depends on is required: a missing one is an error, never a default.
 #pragma once
 
@@ -6,6 +7,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace kvs::gguf {
+class File;
+}
 
 namespace kvs::model {
 
@@ -43,5 +48,13 @@ struct ModelConfig {
 ModelConfig load_config(const std::string& path);
 ModelConfig parse_config(const std::string& json_text, const std::string& where);
 std::string config_to_json(const ModelConfig& config);  // the HF layout, for writing checkpoints
+
+// From a GGUF file's llama.* and tokenizer.ggml.* metadata (shared/GGUF.md §1, §4); errors name
+// the file and the key. Architectures other than llama are refused by name.
+ModelConfig config_from_gguf(const gguf::File& file);
+
+// The config of whatever a --model argument names (core/checkpoint.h): <dir>/config.json, or
+// the GGUF file's metadata.
+ModelConfig load_model_config(const std::string& model_arg);
 
 }  // namespace kvs::model

@@ -2,10 +2,11 @@
 
 #include <c10/core/InferenceMode.h>
 
-#include <filesystem>
-
+#include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/gguf.h"
 #include "model/attention.h"
+#include "model/gguf_weights.h"
 #include "model/layers.h"
 #include "model/rope.h"
 #include "model/runtime.h"
@@ -29,14 +30,19 @@ Transformer::Transformer(ModelConfig config, Weights weights)
       weights_(std::move(weights)),
       inv_freq_(rope_inverse_frequencies(config_)) {}
 
-Transformer Transformer::load(const std::string& model_dir, const LoadOptions& options) {
-  const std::string config_path = (std::filesystem::path(model_dir) / "config.json").string();
-  if (!std::filesystem::exists(config_path))
-    throw error_at(model_dir, "no config.json in the model directory");
-  ModelConfig config = load_config(config_path);
+Transformer Transformer::load(const std::string& model_arg, const LoadOptions& options) {
+  const Checkpoint checkpoint = resolve_checkpoint(model_arg);
   const std::string device = resolve_device(options.device);
   const at::ScalarType dtype = resolve_dtype(options.dtype, device);
-  Weights weights = load_weights(model_dir, config, at::Device(device), dtype);
+  if (checkpoint.kind == CheckpointKind::gguf) {
+    const gguf::File file = gguf::File::open(checkpoint.path);
+    ModelConfig config = config_from_gguf(file);
+    GgufTensorSource source(file, config);
+    Weights weights = load_weights(source, config, at::Device(device), dtype);
+    return Transformer(std::move(config), std::move(weights));
+  }
+  ModelConfig config = load_model_config(checkpoint.path);
+  Weights weights = load_weights(checkpoint.path, config, at::Device(device), dtype);
   return Transformer(std::move(config), std::move(weights));
 }
 

@@ -52,7 +52,8 @@ struct PrefillResult {
 class Transformer {
  public:
   Transformer(ModelConfig config, Weights weights);
-  static Transformer load(const std::string& model_dir, const LoadOptions& options);
+  // model_arg: anything core/checkpoint.h resolves (an HF directory, a .gguf file, a name).
+  static Transformer load(const std::string& model_arg, const LoadOptions& options);
 
   const ModelConfig& config() const { return config_; }
   at::Device device() const { return weights_.embed.device(); }

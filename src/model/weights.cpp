@@ -96,13 +96,12 @@ class CheckpointFiles {
   std::map<std::string, std::shared_ptr<SafetensorsFile>> owner_;
 };
 
-class WeightLoader {
+class SafetensorsSource : public TensorSource {
  public:
-  WeightLoader(const CheckpointFiles& files, at::Device device, at::ScalarType dtype,
-               const std::string& model_dir)
-      : files_(files), device_(device), dtype_(dtype), model_dir_(model_dir) {}
+  explicit SafetensorsSource(const std::string& model_dir) : files_(model_dir), model_dir_(model_dir) {}
 
-  at::Tensor load(const std::string& name, const std::vector<int64_t>& expected_shape) {
+  at::Tensor load(const std::string& name, const std::vector<int64_t>& expected_shape, at::Device device,
+                  at::ScalarType dtype) override {
     const SafetensorsFile* file = files_.find(name);
     if (!file) throw error_at(model_dir_, "checkpoint has no tensor '" + name + "'");
     const TensorEntry& entry = file->at(name);
@@ -114,43 +113,48 @@ class WeightLoader {
     // The mapping is read-only and outlives nothing: always copy out of it.
     const at::Tensor view = at::from_blob(const_cast<uint8_t*>(file->data(entry)), entry.shape,
                                           at::TensorOptions().dtype(stored));
-    return view.to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true);
+    return view.to(device, dtype, /*non_blocking=*/false, /*copy=*/true);
   }
 
  private:
-  const CheckpointFiles& files_;
-  at::Device device_;
-  at::ScalarType dtype_;
+  CheckpointFiles files_;
   std::string model_dir_;
 };
 
 }  // namespace
 
-Weights load_weights(const std::string& model_dir, const ModelConfig& c, at::Device device,
+Weights load_weights(TensorSource& source, const ModelConfig& c, at::Device device,
                      at::ScalarType dtype) {
-  const CheckpointFiles files(model_dir);
-  WeightLoader loader(files, device, dtype, model_dir);
+  const auto load = [&](const std::string& name, const std::vector<int64_t>& shape) {
+    return source.load(name, shape, device, dtype);
+  };
   const int64_t hidden = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim,
                 kv_dim = c.num_key_value_heads * c.head_dim, inter = c.intermediate_size;
   Weights w;
-  w.embed = loader.load("model.embed_tokens.weight", {c.vocab_size, hidden});
+  w.embed = load("model.embed_tokens.weight", {c.vocab_size, hidden});
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     LayerWeights lw;
-    lw.input_norm = loader.load(p + "input_layernorm.weight", {hidden});
-    lw.q_proj = loader.load(p + "self_attn.q_proj.weight", {q_dim, hidden});
-    lw.k_proj = loader.load(p + "self_attn.k_proj.weight", {kv_dim, hidden});
-    lw.v_proj = loader.load(p + "self_attn.v_proj.weight", {kv_dim, hidden});
-    lw.o_proj = loader.load(p + "self_attn.o_proj.weight", {hidden, q_dim});
-    lw.post_norm = loader.load(p + "post_attention_layernorm.weight", {hidden});
-    lw.gate_proj = loader.load(p + "mlp.gate_proj.weight", {inter, hidden});
-    lw.up_proj = loader.load(p + "mlp.up_proj.weight", {inter, hidden});
-    lw.down_proj = loader.load(p + "mlp.down_proj.weight", {hidden, inter});
+    lw.input_norm = load(p + "input_layernorm.weight", {hidden});
+    lw.q_proj = load(p + "self_attn.q_proj.weight", {q_dim, hidden});
+    lw.k_proj = load(p + "self_attn.k_proj.weight", {kv_dim, hidden});
+    lw.v_proj = load(p + "self_attn.v_proj.weight", {kv_dim, hidden});
+    lw.o_proj = load(p + "self_attn.o_proj.weight", {hidden, q_dim});
+    lw.post_norm = load(p + "post_attention_layernorm.weight", {hidden});
+    lw.gate_proj = load(p + "mlp.gate_proj.weight", {inter, hidden});
+    lw.up_proj = load(p + "mlp.up_proj.weight", {inter, hidden});
+    lw.down_proj = load(p + "mlp.down_proj.weight", {hidden, inter});
     w.layers.push_back(std::move(lw));
   }
-  w.norm = loader.load("model.norm.weight", {hidden});
-  w.lm_head = c.tie_word_embeddings ? w.embed : loader.load("lm_head.weight", {c.vocab_size, hidden});
+  w.norm = load("model.norm.weight", {hidden});
+  w.lm_head = c.tie_word_embeddings ? w.embed : load("lm_head.weight", {c.vocab_size, hidden});
   return w;
+}
+
+Weights load_weights(const std::string& model_dir, const ModelConfig& config, at::Device device,
+                     at::ScalarType dtype) {
+  SafetensorsSource source(model_dir);
+  return load_weights(source, config, device, dtype);
 }
 
 namespace {

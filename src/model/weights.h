@@ -1,5 +1,6 @@
-// The tensors of a checkpoint, loaded from safetensors (one file, or shards through
-// model.safetensors.index.json), checked against config.json, converted to the run dtype.
+// The tensors of a checkpoint, read by their Hugging Face names from a TensorSource (safetensors:
+// one file, or shards through model.safetensors.index.json; GGUF: model/gguf_weights.h), checked
+// against the config, converted to the run dtype.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -30,6 +31,19 @@ struct Weights {
   at::Tensor lm_head;  // [vocab, hidden]; the embedding itself when tie_word_embeddings
 };
 
+// Where load_weights reads tensors: one implementation per checkpoint format.
+class TensorSource {
+ public:
+  virtual ~TensorSource() = default;
+  // The tensor of that HF name with that shape, on `device` in `dtype`; throws naming the file and
+  // the tensor when it is missing or of another shape.
+  virtual at::Tensor load(const std::string& name, const std::vector<int64_t>& shape, at::Device device,
+                          at::ScalarType dtype) = 0;
+};
+
+Weights load_weights(TensorSource& source, const ModelConfig& config, at::Device device,
+                     at::ScalarType dtype);
+// A Hugging Face directory's safetensors.
 Weights load_weights(const std::string& model_dir, const ModelConfig& config, at::Device device,
                      at::ScalarType dtype);
 

@@ -124,7 +124,7 @@ RunSummary run_search(const RunRequest& request) {
   // An unknown name fails before any model loading (the LongBench dir may declare extra datasets).
   longbench::load_config(request.longbench_dir);
   longbench::dataset_info(request.dataset);
-  const model::ModelConfig config = model::load_config((fs::path(request.model_dir) / "config.json").string());
+  const model::ModelConfig config = model::load_model_config(request.model_dir);
   const int64_t layers = config.num_hidden_layers;
 
   SearchSettings settings;

@@ -58,8 +58,8 @@ class MergeRule {
   std::unordered_map<uint64_t, int32_t> pair_rank_;  // pair_key(left, right) -> rank
 };
 
-// Appends the ids of one pre-tokenized piece. Every single byte must be a token
-// (make_bpe_tokenizer checks this).
+// Appends the ids of one pre-tokenized piece. Under tiktoken's rule every single byte must be a
+// token (make_bpe_tokenizer checks this); a byte a merge list's vocabulary lacks is dropped.
 void bpe_encode_piece(const MergeRule& rule, std::string_view piece, std::vector<int32_t>& ids);
 
 // The two merge loops on their own, for tests that check they agree.

@@ -27,7 +27,8 @@ class BpeTokenizer : public Tokenizer {
         bos_(def.bos),
         adds_bos_(def.adds_bos),
         eos_(def.eos) {
-    for (int b = 0; b < 256; ++b) {
+    // tiktoken's rule needs every byte; a merge list may lack some (they are dropped).
+    for (int b = 0; b < 256 && def.merges.empty(); ++b) {
       const char byte = static_cast<char>(b);
       if (table_.find(std::string_view(&byte, 1)) < 0)
         throw error_at(source_, strfmt("no token for the single byte 0x%02X: a byte-level BPE "

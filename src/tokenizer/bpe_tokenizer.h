@@ -37,8 +37,8 @@ struct BpeDefinition {
 // Throws naming special_tokens_where when one is missing.
 void set_llama3_roles(BpeDefinition& definition);
 
-// Checks the definition (all 256 single bytes are tokens, special ids collide with no other token,
-// BOS and EOS are ids of the vocabulary) and builds the tokenizer.
+// Checks the definition (all 256 single bytes are tokens under tiktoken's rule, special ids collide
+// with no other token, BOS and EOS are ids of the vocabulary) and builds the tokenizer.
 std::unique_ptr<Tokenizer> make_bpe_tokenizer(BpeDefinition definition);
 
 }  // namespace kvs::tokenizer

@@ -24,7 +24,7 @@ import tempfile
 import gguf
 import numpy as np
 import sentencepiece
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 
 BIN = os.environ["KVSEARCH_BIN"]
 SHARED = os.environ["KVS_SHARED_DIR"]
@@ -147,7 +147,7 @@ def check_smollm2(tmp):
         roundtrip = [t for t, g in zip(texts, tokenize_jsonl(["--model", path], texts, False, tmp))
                      if g is not None and g["decoded"] != t]
         check(not roundtrip, "plain decode(encode(s)) != s: %r" % roundtrip[:1])
-    print("smollm2: %d strings, ids equal to HF tokenizers through the GGUF file and a HF directory" % len(texts))
+    print("smollm2: %d strings checked against HF tokenizers, through the GGUF file and a HF directory" % len(texts))
 
     measured = {"Hello world! 123": [19556, 905, 17, 216, 33, 34, 35],
                 "Café déjà vu.": [51, 1939, 2756, 32564, 90, 16739, 386, 101, 30],
@@ -192,6 +192,37 @@ def write_gguf(path, metadata):
     writer.close()
 
 
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def check_other_pre_tokenizers(tmp):
+    """SmolLM2's vocabulary under tokenizer.ggml.pre gpt2 (ByteLevel's regex alone) and llama-bpe
+    (Llama-3's regex; whole-token pieces kept, HF's ignore_merges) against the same HF setups."""
+    reader = gguf.GGUFReader(smollm2_gguf())
+    tokens = field(reader, "tokenizer.ggml.tokens")
+    types = field(reader, "tokenizer.ggml.token_type")
+    merges = field(reader, "tokenizer.ggml.merges")
+    texts = FIXED + CODE + generated(["<|endoftext|>"], random.Random(23), 150)
+    for pre, steps, ignore_merges in (
+            ("gpt2", [pre_tokenizers.ByteLevel(add_prefix_space=False)], False),
+            ("llama-bpe", [pre_tokenizers.Split(Regex(LLAMA3_PATTERN), behavior="isolated"),
+                           pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)], True)):
+        path = os.path.join(tmp, "smollm2-%s.gguf" % pre)
+        write_gguf(path, {
+            "tokenizer.ggml.model": ("str", "gpt2"), "tokenizer.ggml.pre": ("str", pre),
+            "tokenizer.ggml.tokens": ("str[]", tokens), "tokenizer.ggml.merges": ("str[]", merges),
+            "tokenizer.ggml.token_type": ("i32[]", types), "tokenizer.ggml.eos_token_id": ("u32", 2)})
+        ref = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)},
+                                   merges=[tuple(m.split(" ", 1)) for m in merges], ignore_merges=ignore_merges))
+        ref.pre_tokenizer = pre_tokenizers.Sequence(steps)
+        expected = [ref.encode(t, add_special_tokens=False).ids for t in texts]
+        got = tokenize_jsonl(["--model", path], texts, False, tmp)
+        differ = [(t, e, g and g["ids"]) for t, e, g in zip(texts, expected, got) if g is None or g["ids"] != e]
+        check(not differ, "pre %s: %d of %d differ, first %r" % (pre, len(differ), len(texts), differ[:1]))
+    print("pre-tokenizers gpt2, llama-bpe: %d strings checked against HF tokenizers" % len(texts))
+
+
 def check_mistral(tmp):
     sp = sentencepiece.SentencePieceProcessor(model_file=MISTRAL)
     n = sp.get_piece_size()
@@ -217,7 +248,7 @@ def check_mistral(tmp):
     from_model = tokenize_jsonl(["--tokenizer", MISTRAL], texts, False, tmp)
     differ = [(t, a and a["ids"], b and b["ids"]) for t, a, b in zip(texts, from_gguf, from_model) if a != b]
     check(not differ, "mistral GGUF vs tokenizer.model: %d of %d differ, first %r" % (len(differ), len(texts), differ[:1]))
-    print("mistral: %d strings, the GGUF vocabulary encodes like tokenizer.model" % len(texts))
+    print("mistral: %d strings checked, GGUF vocabulary against tokenizer.model" % len(texts))
 
 
 def check_bad_metadata(tmp):
@@ -248,6 +279,7 @@ def check_bad_metadata(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_smollm2(tmp)
+        check_other_pre_tokenizers(tmp)
         check_mistral(tmp)
         check_bad_metadata(tmp)
     for f in failures:

