@@ -14,6 +14,7 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config git
   libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libsqlite3-dev sqlite3 libpcre2-dev libgtest-dev googletest
+  wamerican  # /usr/share/dict/words: the word list of `kvsearch data ruler`
   # The Slurm launcher's test starts its own single-node cluster (tools/slurm_local.sh) from these;
   # nothing here configures or enables the system's Slurm or munge services.
   munge slurmctld slurmd slurm-client

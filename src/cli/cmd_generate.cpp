@@ -49,7 +49,7 @@ void setup(CLI::App& parent) {
   p->excludes(t);
   cmd->add_option("--max-new-tokens", req->max_new_tokens, "Tokens to generate")
       ->capture_default_str();
-  cmd->add_option("--chat-template", req->chat_template, "none | mistral | llama3")->capture_default_str();
+  cmd->add_option("--chat-template", req->chat_template, "auto | none | mistral | llama3 | chatml | smollm2")->capture_default_str();
   cmd->add_option("--dump-logits", req->dump_logits_path,
                   "Write every prompt position's and generated step's logits (float32 .npy)");
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();

@@ -1,11 +1,13 @@
-// kvsearch score: the official LongBench scorer on prediction files.
+// kvsearch score: the official LongBench scorer (and RULER's metrics) on prediction files.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "longbench/config.h"
 #include "longbench/evaluate.h"
 #include "longbench/result_json.h"
 
@@ -13,6 +15,8 @@ namespace {
 
 struct ScoreOptions {
   std::string dataset;
+  std::string metric;
+  std::string longbench_dir;
   std::string predictions;
   std::string pred_dir;
   std::string per_example;
@@ -24,13 +28,20 @@ struct ScoreOptions {
 void run_score(const ScoreOptions& o) {
   using namespace kvs::longbench;
   const ScoreVariant variant = o.raw ? ScoreVariant::Raw : ScoreVariant::Official;
+  if (!o.longbench_dir.empty()) load_config(o.longbench_dir);  // registers its declared datasets
+  std::optional<Metric> metric;
+  if (!o.metric.empty()) metric = metric_from_name(o.metric);
   std::vector<DatasetResult> results;
   if (!o.pred_dir.empty()) {
-    results = evaluate_directory(o.pred_dir, o.e, variant);
+    results = evaluate_directory(o.pred_dir, o.e, variant, metric);
+  } else if (metric && !o.predictions.empty()) {
+    const std::string name = std::filesystem::path(o.predictions).stem().string();
+    results.push_back(evaluate_file_with_metric(o.predictions, name, *metric, o.e, variant));
   } else if (!o.dataset.empty() && !o.predictions.empty()) {
     results.push_back(evaluate_file(o.predictions, o.dataset, o.e, variant));
   } else {
-    throw kvs::Error("score: give --pred-dir DIR, or --dataset NAME with --predictions FILE");
+    throw kvs::Error(
+        "score: give --pred-dir DIR, or --predictions FILE with --dataset NAME or --metric NAME");
   }
   if (!o.per_example.empty()) {
     std::ofstream out(o.per_example, std::ios::binary);
@@ -49,8 +60,12 @@ void setup_score(CLI::App& parent) {
                                       "A prediction file (JSON lines: pred, answers, all_classes, length)");
   auto* pred_dir = cmd->add_option("--pred-dir", options->pred_dir,
                                    "Score every <dataset>.jsonl of this directory");
-  dataset->needs(predictions);
-  predictions->needs(dataset);
+  auto* metric = cmd->add_option("--metric", options->metric,
+                                 "Score with this metric instead of the dataset's (string_match_all, "
+                                 "string_match_part, or a LongBench metric)");
+  cmd->add_option("--longbench", options->longbench_dir,
+                  "A data directory whose config/dataset2metric.json declares the datasets to score");
+  dataset->excludes(metric);
   pred_dir->excludes(dataset)->excludes(predictions);
   cmd->add_flag("--e", options->e, "LongBench-E: scores per length bucket (0-4k, 4-8k, 8k+)");
   cmd->add_flag("--raw", options->raw,

@@ -130,9 +130,11 @@ void run(const TokenizeOptions& o) {
 void setup(CLI::App& parent) {
   auto options = std::make_shared<TokenizeOptions>();
   auto* cmd = parent.add_subcommand("tokenize", "Encode text to token ids, or decode ids to text");
-  cmd->add_option("--model", options->model, "Checkpoint directory (its tokenizer)");
+  cmd->add_option("--model", options->model,
+                  "Checkpoint (its tokenizer): HF directory, .gguf file or registered name");
   cmd->add_option("--tokenizer", options->tokenizer,
-                  "Tokenizer file: tokenizer.model (SentencePiece or tiktoken) or tokenizer.json");
+                  "Tokenizer file: tokenizer.model (SentencePiece or tiktoken), tokenizer.json or "
+                  ".gguf");
   cmd->add_option("--text", options->text, "Text to encode");
   cmd->add_option("--file", options->file, "File whose whole content is encoded");
   cmd->add_option("--decode", options->decode, "Comma-separated ids to decode");

@@ -41,6 +41,10 @@ std::string metric_config_path(const std::string& longbench_dir) {
   return (std::filesystem::path(longbench_dir) / "config" / "dataset2metric.json").string();
 }
 
+std::string chat_template_config_path(const std::string& longbench_dir) {
+  return (std::filesystem::path(longbench_dir) / "config" / "dataset2chat_template.json").string();
+}
+
 const std::string& Config::prompt_template(const std::string& dataset) const {
   const auto it = prompt_templates.find(dataset);
   if (it == prompt_templates.end())
@@ -52,6 +56,12 @@ int Config::max_new_tokens_for(const std::string& dataset) const {
   const auto it = max_new_tokens.find(dataset);
   if (it == max_new_tokens.end())
     throw Error("dataset2maxlen.json: no max_new_tokens for '" + dataset + "'");
+  return it->second;
+}
+
+std::optional<tokenizer::ChatTemplate> Config::declared_chat_template(const std::string& dataset) const {
+  const auto it = chat_templates.find(dataset);
+  if (it == chat_templates.end()) return std::nullopt;
   return it->second;
 }
 
@@ -70,6 +80,19 @@ Config load_config(const std::string& longbench_dir) {
     if (!value.is_number_integer() || value.get<int64_t>() <= 0 || value.get<int64_t>() > 1 << 20)
       throw error_at(maxlen_path, "max_new_tokens of '" + key + "' must be a positive integer");
     config.max_new_tokens[key] = value.get<int>();
+  }
+  const std::string chat_path = chat_template_config_path(longbench_dir);
+  if (std::filesystem::exists(chat_path)) {
+    const nlohmann::json chats = read_json_object(chat_path);
+    for (const auto& [key, value] : chats.items()) {
+      if (!value.is_string())
+        throw error_at(chat_path, "chat template of '" + key + "' must be a string");
+      try {
+        config.chat_templates[key] = tokenizer::parse_chat_template(value.get<std::string>());
+      } catch (const Error& e) {
+        throw error_at(chat_path, "'" + key + "': " + e.what());
+      }
+    }
   }
   std::vector<std::string> required;
   const std::string metric_path = metric_config_path(longbench_dir);

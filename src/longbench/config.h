@@ -6,19 +6,27 @@
 // registered (dataset.h) with a dev split of 100. A directory with that file needs templates for
 // its declared datasets only; one without it is an official release and needs all 16 English
 // templates.
+// Optionally <dir>/config/dataset2chat_template.json (dataset -> "none" | "mistral" | "llama3" |
+// "chatml" | "smollm2") names the chat wrapper a dataset's prompts were generated for (RULER's
+// length fit counts the wrapper's tokens); the prompt then uses it whatever the model's default.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+
+#include "tokenizer/chat_template.h"
 
 namespace kvs::longbench {
 
 struct Config {
   std::map<std::string, std::string> prompt_templates;
   std::map<std::string, int> max_new_tokens;
+  std::map<std::string, tokenizer::ChatTemplate> chat_templates;  // declared datasets only
 
   const std::string& prompt_template(const std::string& dataset) const;  // throws if absent
   int max_new_tokens_for(const std::string& dataset) const;               // throws if absent
+  std::optional<tokenizer::ChatTemplate> declared_chat_template(const std::string& dataset) const;
 };
 
 // Loads both files; every English dataset must have a well-formed template (format.h) and a
@@ -29,5 +37,6 @@ Config load_config(const std::string& longbench_dir);
 std::string prompt_config_path(const std::string& longbench_dir);
 std::string maxlen_config_path(const std::string& longbench_dir);
 std::string metric_config_path(const std::string& longbench_dir);
+std::string chat_template_config_path(const std::string& longbench_dir);
 
 }  // namespace kvs::longbench

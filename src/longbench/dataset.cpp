@@ -90,6 +90,10 @@ std::string metric_name(Metric metric) {
       return "count_score";
     case Metric::CodeSim:
       return "code_sim_score";
+    case Metric::StringMatchAll:
+      return "string_match_all";
+    case Metric::StringMatchPart:
+      return "string_match_part";
   }
   return "?";
 }
@@ -97,7 +101,7 @@ std::string metric_name(Metric metric) {
 Metric metric_from_name(const std::string& name) {
   std::string names;
   for (Metric m : {Metric::QaF1, Metric::RougeL, Metric::Classification, Metric::Retrieval,
-                   Metric::Count, Metric::CodeSim}) {
+                   Metric::Count, Metric::CodeSim, Metric::StringMatchAll, Metric::StringMatchPart}) {
     if (metric_name(m) == name) return m;
     names += (names.empty() ? "" : ", ") + metric_name(m);
   }
@@ -123,6 +127,7 @@ std::vector<Record> load_records(const std::string& path) {
     r.language = get_string(object, "language", where);
     r.all_classes = get_optional_string_list(object, "all_classes", where);
     r.id = get_string(object, "_id", where);
+    if (object.contains("answer_prefix")) r.answer_prefix = get_string(object, "answer_prefix", where);
     records.push_back(std::move(r));
   });
   return records;

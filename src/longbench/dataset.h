@@ -10,7 +10,9 @@
 
 namespace kvs::longbench {
 
-enum class Metric { QaF1, RougeL, Classification, Retrieval, Count, CodeSim };
+// StringMatchAll / StringMatchPart are RULER's (metrics.h): they score an example against all its
+// references at once rather than taking the best answer.
+enum class Metric { QaF1, RougeL, Classification, Retrieval, Count, CodeSim, StringMatchAll, StringMatchPart };
 
 struct DatasetInfo {
   std::string name;        // official name, e.g. "passage_retrieval_en"
@@ -49,6 +51,7 @@ struct Record {
   std::string language;
   std::optional<std::vector<std::string>> all_classes;  // null except for classification
   std::string id;       // "_id"
+  std::string answer_prefix;  // RULER: the text the model continues from, after the chat wrapper
 };
 
 // <dir>/data/<name>.jsonl, or <name>_e.jsonl when `e`.

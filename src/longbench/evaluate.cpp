@@ -21,13 +21,14 @@ std::vector<PredictionLine> load_predictions(const std::string& path) {
   return lines;
 }
 
-DatasetResult evaluate_file(const std::string& path, const std::string& dataset, bool e,
-                            ScoreVariant variant) {
-  const auto& info = dataset_info(dataset);
+namespace {
+
+DatasetResult evaluate_lines(const std::string& path, const std::string& dataset, Metric metric,
+                             bool first_line_only, bool e, ScoreVariant variant) {
   const auto lines = load_predictions(path);
   if (lines.empty()) throw error_at(path, "no predictions in the file");
   const auto& all_classes = lines.back().all_classes;
-  if (info.metric == Metric::Classification && !all_classes)
+  if (metric == Metric::Classification && !all_classes)
     throw error_at(path + ":" + std::to_string(lines.size()),
                    "all_classes is null but " + dataset + " is scored by classification");
   const std::vector<std::string> no_classes;
@@ -37,8 +38,9 @@ DatasetResult evaluate_file(const std::string& path, const std::string& dataset,
   for (size_t i = 0; i < lines.size(); ++i) {
     const auto& line = lines[i];
     try {
-      result.per_example.push_back(score_example(dataset, line.pred, line.answers,
-                                                 all_classes ? *all_classes : no_classes, variant));
+      result.per_example.push_back(score_with_metric(metric, first_line_only, line.pred, line.answers,
+                                                     all_classes ? *all_classes : no_classes,
+                                                     variant));
     } catch (const Error& err) {
       throw error_at(path + ":" + std::to_string(i + 1), err.what());
     }
@@ -49,32 +51,55 @@ DatasetResult evaluate_file(const std::string& path, const std::string& dataset,
       lengths.push_back(*line.length);
     }
   }
-  result.score = dataset_score(result.per_example);
+  result.score = dataset_score(result.per_example, metric);
   if (e) result.buckets = length_bucket_scores(result.per_example, lengths);
   return result;
 }
 
+}  // namespace
+
+DatasetResult evaluate_file(const std::string& path, const std::string& dataset, bool e,
+                            ScoreVariant variant) {
+  const auto& info = dataset_info(dataset);
+  return evaluate_lines(path, dataset, info.metric, info.first_line_only, e, variant);
+}
+
+DatasetResult evaluate_file_with_metric(const std::string& path, const std::string& name,
+                                        Metric metric, bool e, ScoreVariant variant) {
+  return evaluate_lines(path, name, metric, false, e, variant);
+}
+
 std::vector<DatasetResult> evaluate_directory(const std::string& dir, bool e,
-                                              ScoreVariant variant) {
+                                              ScoreVariant variant, std::optional<Metric> metric) {
   if (!std::filesystem::is_directory(dir)) throw error_at(dir, "not a directory");
   std::map<std::string, std::string> files;  // dataset -> path
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     if (name.size() < 5 || name.compare(name.size() - 5, 5, "jsonl") != 0) continue;
     const std::string dataset = name.substr(0, name.find('.'));
-    if (!is_english_dataset(dataset))
-      throw error_at(entry.path().string(),
-                     "'" + dataset + "' is not one of the 16 English LongBench datasets");
+    if (!metric) {
+      try {
+        dataset_info(dataset);
+      } catch (const Error& err) {
+        throw error_at(entry.path().string(), err.what());
+      }
+    }
     if (!files.emplace(dataset, entry.path().string()).second)
       throw error_at(dir, "two prediction files for " + dataset + ": " + files[dataset] + " and " +
                               entry.path().string());
   }
   if (files.empty()) throw error_at(dir, "no <dataset>.jsonl prediction files");
   std::vector<DatasetResult> results;
+  const auto score = [&](const std::string& dataset, const std::string& path) {
+    results.push_back(metric ? evaluate_file_with_metric(path, dataset, *metric, e, variant)
+                             : evaluate_file(path, dataset, e, variant));
+  };
   for (const auto& info : english_datasets()) {
     const auto it = files.find(info.name);
-    if (it != files.end()) results.push_back(evaluate_file(it->second, info.name, e, variant));
+    if (it != files.end()) score(info.name, it->second);
   }
+  for (const auto& [dataset, path] : files)
+    if (!is_english_dataset(dataset)) score(dataset, path);
   return results;
 }
 

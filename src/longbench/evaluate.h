@@ -33,10 +33,18 @@ struct DatasetResult {
 DatasetResult evaluate_file(const std::string& path, const std::string& dataset, bool e,
                             ScoreVariant variant = ScoreVariant::Official);
 
+// Scores one prediction file with `metric` alone (no first-line rule), the result named `name`:
+// RULER's string_match_all / string_match_part on any prediction file.
+DatasetResult evaluate_file_with_metric(const std::string& path, const std::string& name,
+                                        Metric metric, bool e,
+                                        ScoreVariant variant = ScoreVariant::Official);
+
 // Every file of the directory whose name ends in "jsonl", the dataset being the name up to the
-// first '.' (as eval.py); results in the official dataset order. Errors on an unknown dataset,
-// two files of one dataset, or no prediction file at all.
+// first '.' (as eval.py); results in the official dataset order, then registered datasets (a
+// loaded config/dataset2metric.json) by name. With `metric`, every file is scored with it and any
+// name is accepted. Errors on an unknown dataset, two files of one dataset, or no prediction file.
 std::vector<DatasetResult> evaluate_directory(const std::string& dir, bool e,
-                                              ScoreVariant variant = ScoreVariant::Official);
+                                              ScoreVariant variant = ScoreVariant::Official,
+                                              std::optional<Metric> metric = std::nullopt);
 
 }  // namespace kvs::longbench

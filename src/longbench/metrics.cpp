@@ -48,6 +48,17 @@ int round_half_even(double x) {
   return static_cast<int>(r);
 }
 
+bool contains_lowered(const std::u32string& lowered_prediction, const std::string& reference) {
+  return lowered_prediction.find(py_lower(utf8_to_utf32(reference))) != std::u32string::npos;
+}
+
+std::u32string py_strip(std::u32string_view text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end && py_isspace(text[begin])) ++begin;
+  while (end > begin && py_isspace(text[end - 1])) --end;
+  return std::u32string(text.substr(begin, end - begin));
+}
+
 double share_equal_to(const std::string& prediction, const std::u32string& target) {
   const auto numbers = find_digit_runs(utf8_to_utf32(prediction));
   if (numbers.empty()) return 0.0;
@@ -142,6 +153,29 @@ double code_sim_score(const std::string& prediction, const std::string& ground_t
     }
   }
   return static_cast<double>(fuzz_ratio(chosen, ground_truth)) / 100;
+}
+
+std::string ruler_postprocess(const std::string& prediction) {
+  std::u32string text = py_strip(utf8_to_utf32(prediction));
+  for (char32_t& c : text)
+    if (c <= 0x1f) c = U'\n';
+  return utf32_to_utf8(py_strip(text));
+}
+
+double string_match_all(const std::string& prediction, const std::vector<std::string>& references) {
+  if (references.empty()) throw Error("string_match_all: an example without references");
+  const std::u32string lowered = py_lower(utf8_to_utf32(prediction));
+  double found = 0.0;  // Python's sum() of 1.0/0.0 terms, in order
+  for (const auto& r : references) found += contains_lowered(lowered, r) ? 1.0 : 0.0;
+  return found / static_cast<double>(references.size());
+}
+
+double string_match_part(const std::string& prediction, const std::vector<std::string>& references) {
+  if (references.empty()) throw Error("string_match_part: an example without references");
+  const std::u32string lowered = py_lower(utf8_to_utf32(prediction));
+  for (const auto& r : references)
+    if (contains_lowered(lowered, r)) return 1.0;
+  return 0.0;
 }
 
 }  // namespace kvs::longbench

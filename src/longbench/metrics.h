@@ -1,5 +1,6 @@
 // The per-answer metrics of the official LongBench metrics.py (English datasets), exactly:
-// same normalization, same tokenization, same float operations in the same order.
+// same normalization, same tokenization, same float operations in the same order; and RULER's two
+// metrics (scripts/eval/synthetic/constants.py), which score all references of an example at once.
 #pragma once
 
 #include <string>
@@ -37,5 +38,16 @@ int fuzz_ratio(const std::string& a, const std::string& b);
 // code_sim_score: the first line of prediction.lstrip('\n') containing none of "`", "#", "//"
 // (else ""), fuzz_ratio against the ground truth, divided by 100.
 double code_sim_score(const std::string& prediction, const std::string& ground_truth);
+
+// RULER's evaluate.py clean-up of a prediction: strip (str.strip), every control character
+// U+0000-U+001F becomes '\n', strip again.
+std::string ruler_postprocess(const std::string& prediction);
+
+// string_match_all of one example: the share of references r with r.lower() in
+// prediction.lower() (a plain substring test after Python's str.lower, no other normalization).
+double string_match_all(const std::string& prediction, const std::vector<std::string>& references);
+
+// string_match_part of one example: 1 if any reference is such a substring, else 0.
+double string_match_part(const std::string& prediction, const std::vector<std::string>& references);
 
 }  // namespace kvs::longbench

@@ -34,6 +34,19 @@ bool applies_chat_template(const std::string& dataset, tokenizer::ChatTemplate c
   return chat_template != tokenizer::ChatTemplate::None && !dataset_info(dataset).skips_chat_template;
 }
 
+std::vector<int32_t> prompt_ids(const tokenizer::Tokenizer& tok, const std::string& text,
+                                tokenizer::ChatTemplate chat_template,
+                                const std::string& answer_prefix) {
+  if (chat_template == tokenizer::ChatTemplate::None)
+    return tokenizer::build_prompt_ids(tok, text + answer_prefix, chat_template);
+  auto ids = tokenizer::build_prompt_ids(tok, text, chat_template);
+  if (!answer_prefix.empty()) {
+    const auto prefix = tok.encode(answer_prefix);
+    ids.insert(ids.end(), prefix.begin(), prefix.end());
+  }
+  return ids;
+}
+
 Prompt build_prompt(const tokenizer::Tokenizer& tok, const Config& config,
                     const std::string& dataset, const Record& record,
                     const PromptOptions& options) {
@@ -42,10 +55,12 @@ Prompt build_prompt(const tokenizer::Tokenizer& tok, const Config& config,
   const std::string text =
       truncate_middle(tok, filled, options.max_length, &prompt.untruncated_length);
   prompt.truncated = static_cast<int64_t>(prompt.untruncated_length) > options.max_length;
-  const auto chat = applies_chat_template(dataset, options.chat_template)
+  const auto declared = config.declared_chat_template(dataset);
+  const auto chat = declared ? *declared
+                    : applies_chat_template(dataset, options.chat_template)
                         ? options.chat_template
                         : tokenizer::ChatTemplate::None;
-  prompt.ids = tokenizer::build_prompt_ids(tok, text, chat);
+  prompt.ids = prompt_ids(tok, text, chat, record.answer_prefix);
   prompt.text = text;
   return prompt;
 }

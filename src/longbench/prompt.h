@@ -8,6 +8,8 @@
 //      (trec, triviaqa, samsum, lsht, lcc, repobench-p: few-shot or completion prompts);
 //   4. tokenize again: BOS + the (templated) text.
 // Truncation happens before the chat template, so the template is never cut.
+// Datasets that declare their chat template (config.h; RULER's) use it instead of the model's, and
+// a record's answer prefix (RULER) follows the wrapper: the model continues from it.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +55,13 @@ std::string truncate_middle(const tokenizer::Tokenizer& tok, const std::string& 
 
 // Step 3's rule: whether `chat_template` is applied to prompts of this dataset.
 bool applies_chat_template(const std::string& dataset, tokenizer::ChatTemplate chat_template);
+
+// Step 4: the chat wrapper around the text, then the answer prefix. Without a wrapper the prefix
+// is encoded with the text (RULER's base template); after a wrapper it is encoded on its own, as
+// the wrapper's special tokens split the rendered prompt there.
+std::vector<int32_t> prompt_ids(const tokenizer::Tokenizer& tok, const std::string& text,
+                                tokenizer::ChatTemplate chat_template,
+                                const std::string& answer_prefix);
 
 // Steps 1-4 for one record.
 Prompt build_prompt(const tokenizer::Tokenizer& tok, const Config& config,

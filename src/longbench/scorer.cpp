@@ -24,21 +24,33 @@ double metric_score(Metric metric, const std::string& prediction, const std::str
       return count_score(prediction, ground_truth);
     case Metric::CodeSim:
       return code_sim_score(prediction, ground_truth);
+    case Metric::StringMatchAll:
+      return string_match_all(ruler_postprocess(prediction), {ground_truth});
+    case Metric::StringMatchPart:
+      return string_match_part(ruler_postprocess(prediction), {ground_truth});
   }
   throw Error("metric_score: unknown metric");
+}
+
+double score_with_metric(Metric metric, bool first_line_only, const std::string& prediction,
+                         const std::vector<std::string>& answers,
+                         const std::vector<std::string>& all_classes, ScoreVariant variant) {
+  if (metric == Metric::StringMatchAll) return string_match_all(ruler_postprocess(prediction), answers);
+  if (metric == Metric::StringMatchPart) return string_match_part(ruler_postprocess(prediction), answers);
+  const std::string scored =
+      variant == ScoreVariant::Official && first_line_only ? first_line(prediction) : prediction;
+  double score = 0.0;
+  for (const auto& answer : answers)
+    score = std::max(score, metric_score(metric, scored, answer, all_classes));
+  return score;
 }
 
 double score_example(const std::string& dataset, const std::string& prediction,
                      const std::vector<std::string>& answers,
                      const std::vector<std::string>& all_classes, ScoreVariant variant) {
   const auto& info = dataset_info(dataset);
-  const std::string scored = variant == ScoreVariant::Official && info.first_line_only
-                                 ? first_line(prediction)
-                                 : prediction;
-  double score = 0.0;
-  for (const auto& answer : answers)
-    score = std::max(score, metric_score(info.metric, scored, answer, all_classes));
-  return score;
+  return score_with_metric(info.metric, info.first_line_only, prediction, answers, all_classes,
+                           variant);
 }
 
 double dataset_score(const std::vector<double>& per_example) {
@@ -46,6 +58,15 @@ double dataset_score(const std::vector<double>& per_example) {
   double total = 0.0;
   for (double s : per_example) total += s;
   return python_round2(100 * total / static_cast<double>(per_example.size()));
+}
+
+double dataset_score(const std::vector<double>& per_example, Metric metric) {
+  if (metric != Metric::StringMatchAll && metric != Metric::StringMatchPart)
+    return dataset_score(per_example);
+  if (per_example.empty()) throw Error("dataset_score: no examples to score");
+  double total = 0.0;
+  for (double s : per_example) total += s;
+  return python_round2(total / static_cast<double>(per_example.size()) * 100);
 }
 
 LengthBucketScores length_bucket_scores(const std::vector<double>& per_example,

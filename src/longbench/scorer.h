@@ -4,6 +4,9 @@
 //                 (the official variant; the raw variant scores the whole output);
 //   per dataset:  round(100 * sum / n, 2), the sum accumulated in order, Python's rounding;
 //   LongBench-E:  per length bucket (< 4000, < 8000, else words), numpy's round(100 * mean, 2).
+// RULER's metrics (string_match_all / string_match_part) go through the same interface, as RULER's
+// evaluate.py computes them: per example, the prediction cleaned up (ruler_postprocess) and scored
+// against all references at once; per dataset, round(sum / n * 100, 2).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +26,13 @@ enum class ScoreVariant {
 double metric_score(Metric metric, const std::string& prediction, const std::string& ground_truth,
                     const std::vector<std::string>& all_classes);
 
-// One example: the best score over its answers.
+// One example of a dataset scored with `metric`: the best score over its answers (LongBench), or
+// RULER's score over all of them; first_line_only applies LongBench's rule in the Official variant.
+double score_with_metric(Metric metric, bool first_line_only, const std::string& prediction,
+                         const std::vector<std::string>& answers,
+                         const std::vector<std::string>& all_classes, ScoreVariant variant);
+
+// One example: score_with_metric with the dataset's metric and first-line rule.
 double score_example(const std::string& dataset, const std::string& prediction,
                      const std::vector<std::string>& answers,
                      const std::vector<std::string>& all_classes,
@@ -31,6 +40,8 @@ double score_example(const std::string& dataset, const std::string& prediction,
 
 // round(100 * sum / n, 2) of per-example scores; kvs::Error when empty.
 double dataset_score(const std::vector<double>& per_example);
+// The dataset score as the metric's own evaluator aggregates it (RULER: round(sum / n * 100, 2)).
+double dataset_score(const std::vector<double>& per_example, Metric metric);
 
 struct LengthBucketScores {
   double up_to_4k;   // "0-4k": length < 4000; NaN when the bucket is empty (as numpy gives)

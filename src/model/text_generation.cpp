@@ -21,7 +21,7 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
   TextGenerationResult result;
   result.prompt_ids = request.prompt_ids.empty()
                           ? tokenizer::build_prompt_ids(*tok, request.prompt_text,
-                                                        tokenizer::parse_chat_template(request.chat_template))
+                                                        tokenizer::resolve_chat_template(request.chat_template, request.model_dir, tokenizer::ChatTemplate::None))
                           : request.prompt_ids;
   const bool dump = !request.dump_logits_path.empty();
   PrefillOptions prefill;
@@ -39,6 +39,7 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
   GreedyOptions greedy;
   greedy.max_new_tokens = request.max_new_tokens;
   for (int64_t id : model.config().eos_token_ids) greedy.stop_ids.insert(static_cast<int32_t>(id));
+  if (tok) greedy.stop_ids.insert(tok->eos_ids().begin(), tok->eos_ids().end());
   greedy.collect_logits = dump;
   const at::Tensor first = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);
   GreedyResult out = greedy_decode(model, pre.cache, first, greedy);

@@ -15,19 +15,20 @@ namespace kvs::tokenizer {
 
 namespace {
 
-constexpr char kBos[] = "<|begin_of_text|>";
-constexpr char kEndOfText[] = "<|end_of_text|>";
-constexpr char kEndOfMessage[] = "<|eom_id|>";
-constexpr char kEndOfTurn[] = "<|eot_id|>";
-
 class BpeTokenizer : public Tokenizer {
  public:
   explicit BpeTokenizer(BpeDefinition def)
       : source_(def.source),
         table_(def.tokens),
-        pretokenizer_(def.pattern, def.source),
-        base_size_(static_cast<int32_t>(def.tokens.size())) {
-    for (int b = 0; b < 256; ++b) {
+        rule_(def.merges.empty() ? MergeRule(table_)
+                                 : MergeRule(table_, def.merges, def.ignore_merges)),
+        pretokenizer_(def.patterns, def.source),
+        base_size_(static_cast<int32_t>(def.tokens.size())),
+        bos_(def.bos),
+        adds_bos_(def.adds_bos),
+        eos_(def.eos) {
+    // tiktoken's rule needs every byte; a merge list may lack some (they are dropped).
+    for (int b = 0; b < 256 && def.merges.empty(); ++b) {
       const char byte = static_cast<char>(b);
       if (table_.find(std::string_view(&byte, 1)) < 0)
         throw error_at(source_, strfmt("no token for the single byte 0x%02X: a byte-level BPE "
@@ -65,10 +66,15 @@ class BpeTokenizer : public Tokenizer {
     special_lengths_.erase(std::unique(special_lengths_.begin(), special_lengths_.end()),
                            special_lengths_.end());
 
-    bos_ = required_special(kBos, def.special_tokens_where, "the BOS token");
-    eos_.push_back(required_special(kEndOfText, def.special_tokens_where, "an EOS token"));
-    if (auto eom = special_token_id(kEndOfMessage)) eos_.push_back(*eom);
-    eos_.push_back(required_special(kEndOfTurn, def.special_tokens_where, "an EOS token"));
+    if (adds_bos_ && bos_ < 0) throw error_at(source_, "prompts start with BOS, but none is set");
+    if (bos_ >= vocab_size_)
+      throw error_at(source_, strfmt("the BOS id %d is outside the vocabulary (%d ids)", bos_,
+                                     vocab_size_));
+    if (eos_.empty()) throw error_at(source_, "no EOS token is set");
+    for (const int32_t id : eos_)
+      if (id < 0 || id >= vocab_size_)
+        throw error_at(source_, strfmt("the EOS id %d is outside the vocabulary (%d ids)", id,
+                                       vocab_size_));
   }
 
   std::vector<int32_t> encode(const std::string& text) const override {
@@ -123,17 +129,12 @@ class BpeTokenizer : public Tokenizer {
   }
 
   int32_t bos_id() const override { return bos_; }
+  bool adds_bos() const override { return adds_bos_; }
   const std::vector<int32_t>& eos_ids() const override { return eos_; }
   int32_t vocab_size() const override { return vocab_size_; }
   std::string kind() const override { return "bpe"; }
 
  private:
-  int32_t required_special(const char* text, const std::string& where, const char* role) const {
-    const auto id = special_token_id(text);
-    if (!id) throw error_at(where, std::string("no special token ") + text + " (" + role + ")");
-    return *id;
-  }
-
   // Runs f on the text, or on a copy with invalid UTF-8 replaced (as Python would have read it):
   // the regex needs valid UTF-8.
   template <typename F>
@@ -156,10 +157,12 @@ class BpeTokenizer : public Tokenizer {
     // stays thread-safe and its memory is bounded by the text.
     std::unordered_map<std::string_view, std::pair<size_t, size_t>> merged;  // piece -> ids range
     for (const auto piece : pieces) {
-      const int32_t whole = table_.find(piece);
-      if (whole >= 0) {
-        ids.push_back(whole);
-        continue;
+      if (rule_.keeps_whole_tokens()) {
+        const int32_t whole = table_.find(piece);
+        if (whole >= 0) {
+          ids.push_back(whole);
+          continue;
+        }
       }
       const auto cached = merged.find(piece);
       if (cached != merged.end()) {
@@ -170,7 +173,7 @@ class BpeTokenizer : public Tokenizer {
         continue;
       }
       const size_t begin = ids.size();
-      bpe_encode_piece(table_, piece, ids);
+      bpe_encode_piece(rule_, piece, ids);
       merged.emplace(piece, std::make_pair(begin, ids.size()));
     }
   }
@@ -188,6 +191,7 @@ class BpeTokenizer : public Tokenizer {
 
   std::string source_;
   ByteTokenTable table_;
+  MergeRule rule_;
   PreTokenizer pretokenizer_;
   int32_t base_size_;
   int32_t vocab_size_ = 0;
@@ -196,11 +200,32 @@ class BpeTokenizer : public Tokenizer {
   std::unordered_map<int32_t, std::string> special_text_;  // token id -> text
   std::array<bool, 256> special_first_byte_{};
   std::vector<size_t> special_lengths_;
-  int32_t bos_ = -1;
+  int32_t bos_;
+  bool adds_bos_;
   std::vector<int32_t> eos_;
 };
 
 }  // namespace
+
+void set_llama3_roles(BpeDefinition& definition) {
+  auto find = [&](const std::string& text) -> int32_t {
+    for (const auto& [special, id] : definition.special_tokens)
+      if (special == text) return id;
+    return -1;
+  };
+  auto required = [&](const std::string& text, const char* role) {
+    const int32_t id = find(text);
+    if (id < 0)
+      throw error_at(definition.special_tokens_where,
+                     "no special token " + text + " (" + role + ")");
+    return id;
+  };
+  definition.bos = required("<|begin_of_text|>", "the BOS token");
+  definition.adds_bos = true;
+  definition.eos = {required("<|end_of_text|>", "an EOS token")};
+  if (const int32_t eom = find("<|eom_id|>"); eom >= 0) definition.eos.push_back(eom);
+  definition.eos.push_back(required("<|eot_id|>", "an EOS token"));
+}
 
 std::unique_ptr<Tokenizer> make_bpe_tokenizer(BpeDefinition definition) {
   return std::make_unique<BpeTokenizer>(std::move(definition));

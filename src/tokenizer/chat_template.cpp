@@ -1,6 +1,12 @@
 #include "tokenizer/chat_template.h"
 
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/gguf.h"
 
 namespace kvs::tokenizer {
 
@@ -74,7 +80,7 @@ ChatTemplate parse_chat_template(const std::string& name) {
   if (name == "chatml") return ChatTemplate::ChatML;
   if (name == "smollm2") return ChatTemplate::SmolLM2;
   throw Error("unknown chat template '" + name +
-              "' (expected none, mistral, llama3, chatml or smollm2)");
+              "' (expected auto, none, mistral, llama3, chatml or smollm2)");
 }
 
 std::string chat_template_name(ChatTemplate t) {
@@ -91,6 +97,58 @@ std::string chat_template_name(ChatTemplate t) {
       return "smollm2";
   }
   return "?";
+}
+
+ChatTemplate recognise_chat_template(const std::string& template_text, const std::string& where) {
+  auto has = [&](const char* part) { return template_text.find(part) != std::string::npos; };
+  if (has("<|im_start|>") && has("<|im_end|>"))
+    return has(kSmolLM2System) ? ChatTemplate::SmolLM2 : ChatTemplate::ChatML;
+  if (has("<|start_header_id|>") && has("<|eot_id|>")) return ChatTemplate::Llama3;
+  if (has("[INST]") && has("[/INST]")) return ChatTemplate::Mistral;
+  throw error_at(where,
+                 "chat_template: not a known chat template (known: smollm2, chatml, llama3, "
+                 "mistral); pass --chat-template with one of them or none");
+}
+
+namespace {
+
+struct TemplateText {
+  std::string text;
+  std::string where;  // the file holding it
+};
+
+std::optional<TemplateText> find_template_text(const std::string& model_arg) {
+  const Checkpoint checkpoint = resolve_checkpoint(model_arg);
+  if (checkpoint.kind == CheckpointKind::gguf) {
+    const auto text = gguf::File::open(checkpoint.path).find_string("tokenizer.chat_template");
+    if (!text) return std::nullopt;
+    return TemplateText{*text, checkpoint.path};
+  }
+  const auto config_path = std::filesystem::path(checkpoint.path) / "tokenizer_config.json";
+  if (!std::filesystem::is_regular_file(config_path)) return std::nullopt;
+  const std::string where = config_path.string();
+  std::ifstream in(config_path);
+  const auto config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded() || !config.is_object()) throw error_at(where, "invalid JSON");
+  if (!config.contains("chat_template") || config.at("chat_template").is_null()) return std::nullopt;
+  const auto& value = config.at("chat_template");
+  if (value.is_string()) return TemplateText{value.get<std::string>(), where};
+  if (value.is_array())
+    for (const auto& entry : value)
+      if (entry.is_object() && entry.value("name", "") == "default" &&
+          entry.contains("template") && entry.at("template").is_string())
+        return TemplateText{entry.at("template").get<std::string>(), where};
+  throw error_at(where, "chat_template: neither a string nor a list with a \"default\" template");
+}
+
+}  // namespace
+
+ChatTemplate resolve_chat_template(const std::string& name, const std::string& model_arg,
+                                   ChatTemplate without_template) {
+  if (name != "auto") return parse_chat_template(name);
+  const auto found = find_template_text(model_arg);
+  if (!found) return without_template;
+  return recognise_chat_template(found->text, found->where);
 }
 
 std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::string& user_text,

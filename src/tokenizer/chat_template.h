@@ -27,6 +27,20 @@ enum class ChatTemplate {
 ChatTemplate parse_chat_template(const std::string& name);
 std::string chat_template_name(ChatTemplate t);
 
+// The known template a Jinja chat template's text is, told by its distinctive parts (no Jinja
+// engine): SmolLM2's default system turn, ChatML's <|im_start|>/<|im_end|>, Llama-3's
+// <|start_header_id|>/<|eot_id|>, Mistral's [INST]/[/INST]. Throws naming `where` and listing
+// the known ones when it is none of them.
+ChatTemplate recognise_chat_template(const std::string& template_text, const std::string& where);
+
+// --chat-template for a checkpoint (core/checkpoint.h's --model argument): a name
+// (parse_chat_template), or "auto": the template text the checkpoint carries (GGUF's
+// tokenizer.chat_template, or chat_template in an HF directory's tokenizer_config.json: a string,
+// or the list entry named "default"), recognised; `without_template` (the caller's rule) when it
+// carries none.
+ChatTemplate resolve_chat_template(const std::string& name, const std::string& model_arg,
+                                   ChatTemplate without_template);
+
 // The prompt starts with BOS only where the tokenizer adds one (Tokenizer::adds_bos).
 // Throws when the tokenizer lacks the special tokens the template needs (llama3 on SentencePiece).
 std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::string& user_text,

@@ -1,55 +1,23 @@
 #include "tokenizer/hf_tokenizer_json.h"
 
 #include <algorithm>
-#include <array>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace kvs::tokenizer {
 
 namespace {
 
 using nlohmann::json;
-
-// GPT-2's pre-tokenizer pattern: what a ByteLevel pre-tokenizer with use_regex applies.
-constexpr char kGpt2Pattern[] =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-
-// GPT-2's bytes_to_unicode, inverted: code point -> byte, -1 where no byte maps there. Printable
-// bytes stand for themselves; the other 68 take the code points from U+0100 on, in byte order.
-std::array<int16_t, 0x144> unicode_to_byte() {
-  std::array<int16_t, 0x144> table{};
-  table.fill(-1);
-  int next = 0x100;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-    table[printable ? b : next++] = static_cast<int16_t>(b);
-  }
-  return table;
-}
-
-// The raw bytes a vocab entry stands for; false if it holds a character outside the alphabet.
-bool byte_level_to_bytes(const std::string& text, std::string& out) {
-  static const auto table = unicode_to_byte();
-  out.clear();
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t n = utf8_sequence_length(text, i);
-    if (n == 0 || n > 2) return false;  // every byte-level character is below U+0800
-    uint32_t cp = static_cast<uint8_t>(text[i]);
-    if (n == 2) cp = ((cp & 0x1F) << 6) | (static_cast<uint8_t>(text[i + 1]) & 0x3F);
-    if (cp >= table.size() || table[cp] < 0) return false;
-    out += static_cast<char>(table[cp]);
-    i += n;
-  }
-  return !out.empty();
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -97,38 +65,51 @@ bool null_or_empty(const json& object, const char* key) {
   return object.at(key).is_string() && object.at(key).get<std::string>().empty();
 }
 
-// The pre-tokenizer regex: Sequence[Split(Regex, Isolated), ByteLevel(use_regex false)] as in
-// Llama-3, or a lone ByteLevel(use_regex true), which applies GPT-2's pattern.
-std::string pre_tokenizer_pattern(const json& pre, const Locator& loc) {
+// The pre-tokenizer as the regexes it applies in turn. Each step of a Sequence (or the lone
+// step) is Split(Regex, Isolated) (Llama-3), Digits (SmolLM2: individual_digits splits off every
+// \p{N}, Rust's char::is_numeric) or ByteLevel, which must come last and applies GPT-2's
+// pattern when use_regex is set (the default).
+std::vector<std::string> pre_tokenizer_patterns(const json& pre, const Locator& loc) {
   const std::string where = loc.at_key("pre_tokenizer");
-  auto check_byte_level = [&](const json& byte_level, bool regex_expected) {
-    if (flag(byte_level, "add_prefix_space"))
-      throw error_at(where, "ByteLevel pre-tokenizer with add_prefix_space is not supported");
-    const bool use_regex = !byte_level.contains("use_regex") || flag(byte_level, "use_regex");
-    if (use_regex != regex_expected)
-      throw error_at(where, regex_expected ? "a lone ByteLevel pre-tokenizer must apply its regex"
-                                           : "ByteLevel after a Split must have use_regex false");
-  };
   if (!pre.is_object())
     throw error_at(where, "pre_tokenizer must be an object (a byte-level BPE needs one)");
   const std::string type = member(pre, "type", where).get<std::string>();
-  if (type == "ByteLevel") {
-    check_byte_level(pre, true);
-    return kGpt2Pattern;
+  std::vector<json> steps = {pre};
+  if (type == "Sequence") {
+    const json& list = member(pre, "pretokenizers", where);
+    if (!list.is_array() || list.empty())
+      throw error_at(where, "pre_tokenizer.pretokenizers must be a non-empty array");
+    steps.assign(list.begin(), list.end());
   }
-  if (type != "Sequence") throw error_at(where, "unsupported pre_tokenizer type '" + type + "'");
-  const json& steps = member(pre, "pretokenizers", where);
-  if (!steps.is_array() || steps.size() != 2 || steps[0].value("type", "") != "Split" ||
-      steps[1].value("type", "") != "ByteLevel")
-    throw error_at(where, "expected the pre-tokenizer sequence [Split, ByteLevel]");
-  const json& split = steps[0];
-  if (split.value("behavior", "") != "Isolated" || flag(split, "invert"))
-    throw error_at(where, "the Split pre-tokenizer must have behavior Isolated and invert false");
-  const json& pattern = member(split, "pattern", where);
-  if (!pattern.is_object() || !pattern.contains("Regex") || !pattern.at("Regex").is_string())
-    throw error_at(where, "the Split pre-tokenizer must have a {\"Regex\": ...} pattern");
-  check_byte_level(steps[1], false);
-  return pattern.at("Regex").get<std::string>();
+  std::vector<std::string> patterns;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const json& step = steps[i];
+    const std::string step_type = member(step, "type", where).get<std::string>();
+    const bool last = i + 1 == steps.size();
+    if (step_type == "ByteLevel") {
+      if (!last) throw error_at(where, "the ByteLevel pre-tokenizer must be the last step");
+      if (flag(step, "add_prefix_space"))
+        throw error_at(where, "ByteLevel pre-tokenizer with add_prefix_space is not supported");
+      if (!step.contains("use_regex") || flag(step, "use_regex")) patterns.push_back(gpt2_pattern());
+    } else if (step_type == "Split") {
+      if (step.value("behavior", "") != "Isolated" || flag(step, "invert"))
+        throw error_at(where, "the Split pre-tokenizer must have behavior Isolated and invert false");
+      const json& pattern = member(step, "pattern", where);
+      if (!pattern.is_object() || !pattern.contains("Regex") || !pattern.at("Regex").is_string())
+        throw error_at(where, "the Split pre-tokenizer must have a {\"Regex\": ...} pattern");
+      patterns.push_back(pattern.at("Regex").get<std::string>());
+    } else if (step_type == "Digits") {
+      patterns.push_back(flag(step, "individual_digits") ? R"(\p{N})" : R"(\p{N}+)");
+    } else {
+      throw error_at(where, "unsupported pre-tokenizer '" + step_type +
+                                "' (supported: Split with a Regex, Digits, ByteLevel)");
+    }
+    if (last && step_type != "ByteLevel")
+      throw error_at(where, "a byte-level BPE's pre-tokenizer must end with ByteLevel");
+  }
+  if (patterns.empty())
+    throw error_at(where, "the pre-tokenizer applies no regex (ByteLevel without use_regex alone)");
+  return patterns;
 }
 
 void read_vocab(const json& model, const Locator& loc, BpeDefinition& def) {
@@ -154,9 +135,10 @@ void read_vocab(const json& model, const Locator& loc, BpeDefinition& def) {
   }
 }
 
-// Each merge "a b" (or ["a", "b"]) must join two tokens into a token, and merges must come in the
-// order of the merged token's id: then merge order and rank order are the same thing.
-void check_merges(const json& model, const Locator& loc, const BpeDefinition& def) {
+// Each merge "a b" (or ["a", "b"]) must join two tokens into a token. With ignore_merges the
+// merges must also come in the order of the merged token's id: then merge order and rank order
+// are the same thing and tiktoken's rule applies; without it they become the merge list.
+void read_merges(const json& model, const Locator& loc, bool ignore_merges, BpeDefinition& def) {
   const std::string where = loc.at_key("merges");
   const json& merges = member(model, "merges", where);
   if (!merges.is_array()) throw error_at(where, "model.merges must be an array");
@@ -195,12 +177,17 @@ void check_merges(const json& model, const Locator& loc, const BpeDefinition& de
       throw error_at(where, label + " names a token that is not in model.vocab");
     const int32_t merged = find(left + right);
     if (merged < 0) throw error_at(where, label + " forms a token that is not in model.vocab");
+    if (!ignore_merges) {
+      def.merges.emplace_back(find(left), find(right));
+      continue;
+    }
     if (merged < previous)
       throw error_at(where, label +
                                 " comes after a merge forming a later token: the merges are not "
-                                "in rank order, which kvsearch's BPE (tiktoken semantics) needs");
+                                "in rank order, which ignore_merges (tiktoken semantics) needs");
     previous = merged;
   }
+  def.ignore_merges = ignore_merges;
 }
 
 void read_added_tokens(const json& root, const Locator& loc, BpeDefinition& def) {
@@ -223,6 +210,55 @@ void read_added_tokens(const json& root, const Locator& loc, BpeDefinition& def)
             where, "added token " + content + " sets " + unsupported + ", which is not supported");
     def.special_tokens.emplace_back(content, id.get<int32_t>());
   }
+}
+
+// A token named in tokenizer_config.json: a string, or an AddedToken object with "content".
+std::optional<std::string> config_token(const json& config, const char* key,
+                                        const std::string& where) {
+  if (!config.contains(key) || config.at(key).is_null()) return std::nullopt;
+  const json& value = config.at(key);
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object() && value.contains("content") && value.at("content").is_string())
+    return value.at("content").get<std::string>();
+  throw error_at(where, std::string(key) + " is neither a string nor {\"content\": ...}");
+}
+
+// Llama-3 vocabularies have their roles by name. Others (GPT-2-style, SmolLM2) name them in the
+// tokenizer_config.json beside the file: bos_token, eos_token, add_bos_token (GPT2Tokenizer's
+// default: no BOS).
+void set_special_roles(const std::string& path, BpeDefinition& def) {
+  const bool llama3 = std::any_of(def.special_tokens.begin(), def.special_tokens.end(),
+                                  [](const auto& s) { return s.first == "<|begin_of_text|>"; });
+  const auto config_path = (std::filesystem::path(path).parent_path() / "tokenizer_config.json");
+  if (llama3) {
+    set_llama3_roles(def);
+    return;
+  }
+  if (!std::filesystem::is_regular_file(config_path))
+    throw error_at(def.special_tokens_where,
+                   "no special token <|begin_of_text|> (Llama-3's BOS) and no "
+                   "tokenizer_config.json beside the file to name bos_token and eos_token");
+  const std::string where = config_path.string();
+  json config;
+  try {
+    config = json::parse(read_file(where));
+  } catch (const json::parse_error& e) {
+    throw error_at(where, std::string("invalid JSON: ") + e.what());
+  }
+  auto id_of = [&](const std::string& text, const char* key) {
+    for (const auto& [special, id] : def.special_tokens)
+      if (special == text) return id;
+    const auto it = std::find(def.tokens.begin(), def.tokens.end(), text);
+    if (it == def.tokens.end())
+      throw error_at(where, std::string(key) + " '" + text + "' is not a token of " + path);
+    return static_cast<int32_t>(it - def.tokens.begin());
+  };
+  const auto eos = config_token(config, "eos_token", where);
+  if (!eos) throw error_at(where, "missing field \"eos_token\"");
+  def.eos = {id_of(*eos, "eos_token")};
+  if (const auto bos = config_token(config, "bos_token", where)) def.bos = id_of(*bos, "bos_token");
+  def.adds_bos = config.contains("add_bos_token") && config.at("add_bos_token").is_boolean() &&
+                 config.at("add_bos_token").get<bool>();
 }
 
 }  // namespace
@@ -254,10 +290,6 @@ BpeDefinition read_hf_tokenizer_json(const std::string& path) {
         !null_or_empty(model, "end_of_word_suffix"))
       throw error_at(model_where,
                      "subword prefixes/suffixes are not supported in a byte-level BPE");
-    if (!flag(model, "ignore_merges"))
-      throw error_at(loc.at_key("ignore_merges"),
-                     "model.ignore_merges must be true (a piece that is a token stays whole, as in "
-                     "tiktoken); HF's bottom-up merging without it is not supported");
     if (root.contains("normalizer") && !root.at("normalizer").is_null())
       throw error_at(loc.at_key("normalizer"), "normalizers are not supported in a byte-level BPE");
     if (!root.contains("decoder") || root.at("decoder").value("type", "") != "ByteLevel")
@@ -265,11 +297,12 @@ BpeDefinition read_hf_tokenizer_json(const std::string& path) {
 
     BpeDefinition def;
     def.source = path;
-    def.pattern = pre_tokenizer_pattern(
+    def.patterns = pre_tokenizer_patterns(
         root.contains("pre_tokenizer") ? root.at("pre_tokenizer") : json(), loc);
     read_vocab(model, loc, def);
-    check_merges(model, loc, def);
+    read_merges(model, loc, flag(model, "ignore_merges"), def);
     read_added_tokens(root, loc, def);
+    set_special_roles(path, def);
     return def;
   } catch (const json::exception& e) {
     throw error_at(path, std::string("unexpected JSON content: ") + e.what());

@@ -1,5 +1,6 @@
-// Hugging Face tokenizer.json holding a byte-level BPE (Llama-3's): model.vocab (tokens in GPT-2's
-// byte-to-unicode alphabet), model.merges, added_tokens, and the Split regex of the pre-tokenizer.
+// Hugging Face tokenizer.json holding a byte-level BPE (Llama-3's, GPT-2-style ones such as
+// SmolLM2's): model.vocab (tokens in GPT-2's byte-to-unicode alphabet), model.merges,
+// added_tokens, and the pre-tokenizer (Split, Digits, ByteLevel).
 #pragma once
 
 #include <string>
@@ -8,11 +9,12 @@
 
 namespace kvs::tokenizer {
 
-// Reads the file into the rank table the BPE merges by: a token's id is its rank. That is how
-// tiktoken-converted files (Llama-3) are built; the reader checks it (every merge joins two
-// tokens into a token, merges come in the order of the merged token's id, ignore_merges is set)
-// and rejects what it cannot reproduce exactly (normalizers, prefix spaces, byte fallback,
-// lstrip/rstrip added tokens), with the file and the field.
+// Every merge must join two tokens into a token. With ignore_merges (tiktoken-converted files,
+// Llama-3) the merges must come in the order of the merged token's id, so a token's id is its
+// rank; without it (GPT-2 style) they are the merge list, applied bottom-up from the bytes as HF
+// does. Rejects what it cannot reproduce exactly (normalizers, prefix spaces, byte fallback,
+// lstrip/rstrip added tokens), with the file and the field. BOS/EOS: Llama-3's by name, else
+// bos_token, eos_token and add_bos_token of the tokenizer_config.json beside the file.
 BpeDefinition read_hf_tokenizer_json(const std::string& path);
 
 }  // namespace kvs::tokenizer

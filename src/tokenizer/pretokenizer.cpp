@@ -28,6 +28,12 @@ std::string pcre2_message(int code) {
 
 }  // namespace
 
+const std::string& gpt2_pattern() {
+  static const std::string pattern =
+      R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+  return pattern;
+}
+
 std::string rewrite_whitespace_classes(const std::string& pattern, const std::string& source) {
   std::string out;
   out.reserve(pattern.size() + 64);
@@ -75,46 +81,73 @@ struct PreTokenizer::Compiled {
   ~Compiled() { pcre2_code_free(code); }
 };
 
+// What one split() call matches with, shared by its stages. One ovector pair is all a split needs
+// (a smaller ovector than the pattern's groups still reports the whole match).
+struct PreTokenizer::MatchState {
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match{
+      pcre2_match_data_create(1, nullptr), &pcre2_match_data_free};
+  std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context{
+      pcre2_match_context_create(nullptr), &pcre2_match_context_free};
+  std::unique_ptr<pcre2_jit_stack, decltype(&pcre2_jit_stack_free)> stack{
+      pcre2_jit_stack_create(kJitStackStart, kJitStackMax, nullptr), &pcre2_jit_stack_free};
+};
+
 PreTokenizer::PreTokenizer(const std::string& pattern, const std::string& source)
-    : pattern_(pattern), source_(source), compiled_(std::make_unique<Compiled>()) {
-  const std::string rewritten = rewrite_whitespace_classes(pattern, source);
-  int error = 0;
-  PCRE2_SIZE offset = 0;
-  compiled_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rewritten.data()), rewritten.size(),
-                                  PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
-  if (!compiled_->code)
-    throw error_at(source, "cannot compile the pre-tokenizer pattern: " + pcre2_message(error));
-  // Without JIT (an unsupported platform) pcre2_match interprets the pattern: slower, same result.
-  pcre2_jit_compile(compiled_->code, PCRE2_JIT_COMPLETE);
+    : PreTokenizer(std::vector<std::string>{pattern}, source) {}
+
+PreTokenizer::PreTokenizer(const std::vector<std::string>& patterns, const std::string& source)
+    : patterns_(patterns), source_(source) {
+  if (patterns.empty()) throw error_at(source, "the pre-tokenizer has no pattern");
+  for (const std::string& pattern : patterns) {
+    const std::string rewritten = rewrite_whitespace_classes(pattern, source);
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    auto compiled = std::make_unique<Compiled>();
+    compiled->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rewritten.data()), rewritten.size(),
+                                   PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
+    if (!compiled->code)
+      throw error_at(source, "cannot compile the pre-tokenizer pattern: " + pcre2_message(error));
+    // Without JIT (an unsupported platform) pcre2_match interprets the pattern: slower, same
+    // result.
+    pcre2_jit_compile(compiled->code, PCRE2_JIT_COMPLETE);
+    compiled_.push_back(std::move(compiled));
+  }
 }
 
 PreTokenizer::~PreTokenizer() = default;
 
 void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& pieces) const {
   if (text.empty()) return;
-  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
-      pcre2_match_data_create_from_pattern(compiled_->code, nullptr), &pcre2_match_data_free);
-  std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context(
-      pcre2_match_context_create(nullptr), &pcre2_match_context_free);
-  std::unique_ptr<pcre2_jit_stack, decltype(&pcre2_jit_stack_free)> stack(
-      pcre2_jit_stack_create(kJitStackStart, kJitStackMax, nullptr), &pcre2_jit_stack_free);
-  if (!match || !context || !stack)
+  MatchState state;
+  if (!state.match || !state.context || !state.stack)
     throw Error("pre-tokenizer: out of memory for PCRE2 match state");
-  pcre2_jit_stack_assign(context.get(), nullptr, stack.get());
+  pcre2_jit_stack_assign(state.context.get(), nullptr, state.stack.get());
+  split_with(0, text, state, pieces);
+}
 
+void PreTokenizer::split_with(size_t stage, std::string_view text, MatchState& state,
+                              std::vector<std::string_view>& pieces) const {
+  const bool last = stage + 1 == compiled_.size();
+  auto emit = [&](std::string_view piece) {
+    if (last)
+      pieces.push_back(piece);
+    else
+      split_with(stage + 1, piece, state, pieces);
+  };
+  const pcre2_code* code = compiled_[stage]->code;
   const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t pos = 0;
   size_t gap_start = 0;
   while (pos < text.size()) {
     // The text was validated once by the caller: skip PCRE2's per-call UTF check (it would rescan
     // the whole text at every match).
-    const int rc = pcre2_match(compiled_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK,
-                               match.get(), context.get());
+    const int rc = pcre2_match(code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK,
+                               state.match.get(), state.context.get());
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0)
       throw error_at(source_, "pre-tokenizer pattern failed at byte " + std::to_string(pos) + ": " +
                                   pcre2_message(rc));
-    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(state.match.get());
     const size_t begin = ovector[0];
     const size_t end = ovector[1];
     if (end == begin) {  // empty match: move past one character and search again
@@ -122,11 +155,11 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& p
       pos = begin + (n == 0 ? 1 : n);
       continue;
     }
-    if (begin > gap_start) pieces.push_back(text.substr(gap_start, begin - gap_start));
-    pieces.push_back(text.substr(begin, end - begin));
+    if (begin > gap_start) emit(text.substr(gap_start, begin - gap_start));
+    emit(text.substr(begin, end - begin));
     pos = gap_start = end;
   }
-  if (gap_start < text.size()) pieces.push_back(text.substr(gap_start));
+  if (gap_start < text.size()) emit(text.substr(gap_start));
 }
 
 }  // namespace kvs::tokenizer

@@ -110,7 +110,7 @@ BpeDefinition read_tiktoken_bpe(const std::string& path) {
   BpeDefinition def;
   def.source = path;
   def.special_tokens_where = path;
-  def.pattern = llama3_pattern();
+  def.patterns = {llama3_pattern()};
 
   // Ranks index a vector: bound them by the number of lines before any resize.
   const auto max_lines = static_cast<int64_t>(std::count(data.begin(), data.end(), '\n')) + 1;
@@ -176,6 +176,7 @@ BpeDefinition read_tiktoken_bpe(const std::string& path) {
   const auto names = llama3_special_tokens();
   for (size_t i = 0; i < names.size(); ++i)
     def.special_tokens.emplace_back(names[i], first_special + static_cast<int32_t>(i));
+  set_llama3_roles(def);
   return def;
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/checkpoint.h"
 #include "core/error.h"
 #include "tokenizer/tiktoken_reader.h"
 
@@ -36,24 +37,27 @@ bool looks_like_json_object(const std::string& head) {
 std::unique_ptr<Tokenizer> load_tokenizer_file(const std::string& path) {
   if (!fs::is_regular_file(path)) throw error_at(path, "tokenizer file not found");
   const std::string head = file_head(path, 256);
+  if (head.rfind("GGUF", 0) == 0) return load_gguf_tokenizer(path);
   if (looks_like_json_object(head)) return load_hf_tokenizer_json(path);
   // A tokenizer.model is either Meta's tiktoken text or a SentencePiece protobuf.
   if (looks_like_tiktoken(head)) return load_tiktoken(path);
   return load_sentencepiece(path);
 }
 
-std::string find_tokenizer_file(const std::string& model_dir) {
-  const fs::path dir(model_dir);
+std::string find_tokenizer_file(const std::string& model_arg) {
+  const Checkpoint checkpoint = resolve_checkpoint(model_arg);
+  if (checkpoint.kind == CheckpointKind::gguf) return checkpoint.path;
+  const fs::path dir(checkpoint.path);
   for (const fs::path& candidate :
        {dir / "tokenizer.model", dir / "tokenizer.json", dir / "original" / "tokenizer.model"})
     if (fs::is_regular_file(candidate)) return candidate.string();
-  throw error_at(model_dir,
+  throw error_at(checkpoint.path,
                  "no tokenizer in the model directory (looked for tokenizer.model, "
                  "tokenizer.json, original/tokenizer.model)");
 }
 
-std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir) {
-  return load_tokenizer_file(find_tokenizer_file(model_dir));
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_arg) {
+  return load_tokenizer_file(find_tokenizer_file(model_arg));
 }
 
 }  // namespace kvs::tokenizer

@@ -1,5 +1,6 @@
 // One interface for the tokenizers a checkpoint can bring: SentencePiece (Mistral, Llama-2) and
-// byte-level BPE (Llama-3, tiktoken semantics). Torch-free: the LongBench module uses it for
+// byte-level BPE (Llama-3, tiktoken semantics; GPT-2-style merge lists, SmolLM2), from their own
+// files or from a GGUF file's metadata. Torch-free: the LongBench module uses it for
 // truncation.
 #pragma once
 
@@ -45,19 +46,26 @@ std::unique_ptr<Tokenizer> load_sentencepiece(const std::string& path);
 // Llama-3 pre-tokenizer and Meta's 256 special tokens after the last rank.
 std::unique_ptr<Tokenizer> load_tiktoken(const std::string& path);
 
-// Hugging Face tokenizer.json holding a byte-level BPE (Llama-3's).
+// Hugging Face tokenizer.json holding a byte-level BPE (Llama-3's, GPT-2-style ones).
 std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& path);
 
-// One tokenizer file, its format told by content: tokenizer.json (JSON), tiktoken text, or
+// The tokenizer in a GGUF file's metadata: tokenizer.ggml.model "gpt2" (byte-level BPE with the
+// pre-tokenizer tokenizer.ggml.pre: smollm, llama-bpe, gpt2, default) or "llama" (SentencePiece).
+// Control tokens are the specials; add_bos_token is honoured; eos_ids() holds EOS and the
+// end-of-turn tokens. Errors name the file and the field.
+std::unique_ptr<Tokenizer> load_gguf_tokenizer(const std::string& path);
+
+// One tokenizer file, its format told by content: GGUF, tokenizer.json (JSON), tiktoken text, or
 // SentencePiece protobuf.
 std::unique_ptr<Tokenizer> load_tokenizer_file(const std::string& path);
 
-// The tokenizer file of a checkpoint directory, looked for in this order: tokenizer.model
-// (SentencePiece or tiktoken), tokenizer.json (byte-level BPE), original/tokenizer.model (where
-// HF's Llama-3 checkpoints keep Meta's tiktoken file).
-std::string find_tokenizer_file(const std::string& model_dir);
+// The tokenizer file of a --model argument (core/checkpoint.h's resolve_checkpoint): the .gguf
+// file itself, or in a checkpoint directory, in this order: tokenizer.model (SentencePiece or
+// tiktoken), tokenizer.json (byte-level BPE), original/tokenizer.model (where HF's Llama-3
+// checkpoints keep Meta's tiktoken file).
+std::string find_tokenizer_file(const std::string& model_arg);
 
-// load_tokenizer_file(find_tokenizer_file(model_dir)).
-std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir);
+// load_tokenizer_file(find_tokenizer_file(model_arg)).
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_arg);
 
 }  // namespace kvs::tokenizer

@@ -165,7 +165,7 @@ def bad_predictions():
                      "none.jsonl: file not found")
         write_jsonl(trec, [good])
         write_jsonl(os.path.join(tmp, "vcsum.jsonl"), [good])
-        expect_error(["score", "--pred-dir", tmp], "'vcsum' is not one of the 16 English LongBench datasets")
+        expect_error(["score", "--pred-dir", tmp], "unknown LongBench dataset 'vcsum'")
         expect_error(["score", "--pred-dir", os.path.join(tmp, "missing")], "not a directory")
         proc = run("score", "--dataset", "trec")
         check(proc.returncode != 0 and "predictions" in proc.stderr, f"--dataset alone: {proc.stderr!r}")

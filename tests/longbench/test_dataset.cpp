@@ -158,6 +158,20 @@ TEST(Config, ExtraDatasetsAreDeclaredWithTheirMetric) {
   tmp.write("config/dataset2metric.json", R"({"hotpotqa": "qa_f1_score"})");
   EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("cannot be redefined"),
             std::string::npos);
+  tmp.write("config/dataset2metric.json", R"({"synthetic_lookup": "retrieval_score"})");
+  tmp.write("config/dataset2chat_template.json", R"({"synthetic_lookup": "smollm2"})");
+  EXPECT_EQ(load_config(tmp.path().string()).declared_chat_template("synthetic_lookup"),
+            kvs::tokenizer::ChatTemplate::SmolLM2);
+  EXPECT_FALSE(load_config(tmp.path().string()).declared_chat_template("hotpotqa"));
+  tmp.write("config/dataset2chat_template.json", R"({"synthetic_lookup": "vicuna"})");
+  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("unknown chat template 'vicuna'"),
+            std::string::npos);
+  std::filesystem::remove(tmp.path() / "config" / "dataset2chat_template.json");
+  tmp.write("config/dataset2metric.json", R"({"ruler_lookup": "string_match_all"})");
+  tmp.write("config/dataset2prompt.json", R"({"ruler_lookup": "{context}{input}"})");
+  tmp.write("config/dataset2maxlen.json", R"({"ruler_lookup": 128})");
+  load_config(tmp.path().string());
+  EXPECT_EQ(dataset_info("ruler_lookup").metric, Metric::StringMatchAll);
   tmp.write("config/dataset2metric.json", R"({"other": "bleu"})");
   const std::string error = error_of([&] { load_config(tmp.path().string()); });
   EXPECT_NE(error.find("dataset2metric.json"), std::string::npos) << error;

@@ -66,3 +66,28 @@ TEST(Metrics, CodeSimFirstLineWithoutComments) {
 }
 
 }  // namespace
+
+namespace kvs::longbench {
+namespace {
+
+TEST(RulerMetrics, StringMatchAllIsTheShareOfReferencesFoundCaseInsensitively) {
+  EXPECT_EQ(string_match_all("The values are 123 and ABC.", {"123", "abc", "xyz", "456"}), 0.5);
+  EXPECT_EQ(string_match_all("", {"7"}), 0.0);
+  EXPECT_EQ(string_match_all("anything", {""}), 1.0);  // '' in s is True in Python
+  EXPECT_EQ(string_match_all("cat", {"cat", "cat", "dog"}), 2.0 / 3.0);  // repeats count twice
+  EXPECT_EQ(string_match_all("\xce\xa3", {"\xcf\x83"}), 1.0);  // "Σ".lower() == "σ"
+  EXPECT_THROW(string_match_all("x", {}), Error);
+}
+
+TEST(RulerMetrics, StringMatchPartNeedsOneReference) {
+  EXPECT_EQ(string_match_part("Paris, France", {"London", "paris"}), 1.0);
+  EXPECT_EQ(string_match_part("Paris", {"London", "Rome"}), 0.0);
+}
+
+TEST(RulerMetrics, PostprocessStripsAndTurnsControlCharactersIntoNewlines) {
+  EXPECT_EQ(ruler_postprocess("  \x01" "a\tb\x1f" "c \n"), "a\nb\nc");
+  EXPECT_EQ(ruler_postprocess("\xc2\xa0x\xc2\xa0"), "x");  // str.strip removes U+00A0
+}
+
+}  // namespace
+}  // namespace kvs::longbench

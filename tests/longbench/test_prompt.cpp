@@ -119,6 +119,25 @@ TEST_F(PromptTest, ChatTemplateRuleAndOrder) {
   EXPECT_EQ(few_shot.ids, bos_plus(few_shot.text));
 }
 
+TEST_F(PromptTest, DeclaredChatTemplateAndAnswerPrefix) {
+  Config c = config();
+  c.prompt_templates["ruler_task"] = "{context}{input}";
+  c.chat_templates["ruler_task"] = ChatTemplate::Mistral;
+  Record r = record("Hidden: 42.");
+  r.input = "\nWhat is hidden?";
+  r.answer_prefix = " The hidden value is";
+  // The declared wrapper wins over the model's (None here); the prefix follows it.
+  const Prompt p = build_prompt(*tok_, c, "ruler_task", r, {512, ChatTemplate::None});
+  auto expected = kvs::tokenizer::build_prompt_ids(*tok_, "Hidden: 42.\nWhat is hidden?", ChatTemplate::Mistral);
+  const auto prefix = tok_->encode(" The hidden value is");
+  expected.insert(expected.end(), prefix.begin(), prefix.end());
+  EXPECT_EQ(p.ids, expected);
+  // Without a wrapper the prefix is encoded with the text, as one string.
+  EXPECT_EQ(prompt_ids(*tok_, "Hidden: 42.", ChatTemplate::None, " It is"), bos_plus("Hidden: 42. It is"));
+  // LongBench records have no prefix: the prompt is unchanged.
+  EXPECT_EQ(prompt_ids(*tok_, "Hidden: 42.", ChatTemplate::None, ""), bos_plus("Hidden: 42."));
+}
+
 TEST_F(PromptTest, GenerationSettings) {
   EXPECT_EQ(newline_token_id(*tok_), 13);
   const auto samsum = generation_settings(config(), "samsum", *tok_);

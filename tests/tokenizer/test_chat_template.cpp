@@ -51,4 +51,56 @@ TEST(ChatTemplate, Names) {
   EXPECT_THROW(kvs::tokenizer::parse_chat_template("llama2"), kvs::Error);
 }
 
+// Template texts as checkpoints carry them (abridged to their distinctive parts).
+constexpr const char* kChatML =
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}";
+constexpr const char* kSmolLM2 =
+    "{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nYou are a "
+    "helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\\n' }}{% endif %}"
+    "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>'}}";
+constexpr const char* kLlama3 =
+    "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + "
+    "message['content'] | trim + '<|eot_id|>' }}";
+constexpr const char* kMistral =
+    "{{ bos_token }}{% for message in messages %}{{ '[INST] ' + message['content'] + ' [/INST]' }}";
+
+TEST(ChatTemplate, RecognisesTheKnownTemplatesByTheirText) {
+  using kvs::tokenizer::recognise_chat_template;
+  EXPECT_EQ(recognise_chat_template(kChatML, "f"), ChatTemplate::ChatML);
+  EXPECT_EQ(recognise_chat_template(kSmolLM2, "f"), ChatTemplate::SmolLM2);
+  EXPECT_EQ(recognise_chat_template(kLlama3, "f"), ChatTemplate::Llama3);
+  EXPECT_EQ(recognise_chat_template(kMistral, "f"), ChatTemplate::Mistral);
+  const auto message =
+      kvs::test::error_of([] { recognise_chat_template("{{ '<start_of_turn>' }}", "m.gguf"); });
+  EXPECT_NE(message.find("m.gguf: chat_template: not a known chat template (known: smollm2, "
+                         "chatml, llama3, mistral)"),
+            std::string::npos)
+      << message;
+}
+
+TEST(ChatTemplate, AutoReadsAnHfDirectorysTokenizerConfig) {
+  using kvs::tokenizer::resolve_chat_template;
+  kvs::test::ScratchDir dir;
+  dir.file("config.json", "{}");
+  // No tokenizer_config.json: the caller's rule.
+  EXPECT_EQ(resolve_chat_template("auto", dir.path(), ChatTemplate::Llama3), ChatTemplate::Llama3);
+  dir.file("tokenizer_config.json", nlohmann::json{{"chat_template", kChatML}}.dump());
+  EXPECT_EQ(resolve_chat_template("auto", dir.path(), ChatTemplate::None), ChatTemplate::ChatML);
+  dir.file("tokenizer_config.json",
+           nlohmann::json{{"chat_template",
+                           {{{"name", "tool_use"}, {"template", kChatML}},
+                            {{"name", "default"}, {"template", kMistral}}}}}
+               .dump());
+  EXPECT_EQ(resolve_chat_template("auto", dir.path(), ChatTemplate::None), ChatTemplate::Mistral);
+  // A name is taken as given.
+  EXPECT_EQ(resolve_chat_template("none", dir.path(), ChatTemplate::Llama3), ChatTemplate::None);
+  dir.file("tokenizer_config.json", nlohmann::json{{"chat_template", "{{ x }}"}}.dump());
+  const auto message = kvs::test::error_of(
+      [&] { resolve_chat_template("auto", dir.path(), ChatTemplate::None); });
+  EXPECT_NE(message.find("tokenizer_config.json: chat_template: not a known chat template"),
+            std::string::npos)
+      << message;
+}
+
 }  // namespace

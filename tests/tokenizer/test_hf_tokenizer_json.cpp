@@ -137,15 +137,57 @@ TEST_F(HfTokenizerJson, UnsupportedFeaturesAreNamed) {
   auto normalizer = small_tokenizer_json(kMerges);
   normalizer["normalizer"] = {{"type", "NFC"}};
   EXPECT_NE(load_error(normalizer).find("normalizers are not supported"), std::string::npos);
-  auto no_ignore = small_tokenizer_json(kMerges);
-  no_ignore["model"]["ignore_merges"] = false;
-  EXPECT_NE(load_error(no_ignore).find("ignore_merges must be true"), std::string::npos);
+  auto unknown_step = small_tokenizer_json(kMerges);
+  unknown_step["pre_tokenizer"]["pretokenizers"][0] = {{"type", "Metaspace"}};
+  EXPECT_NE(load_error(unknown_step).find("unsupported pre-tokenizer 'Metaspace'"),
+            std::string::npos);
   auto sentencepiece_style = small_tokenizer_json(kMerges);
   sentencepiece_style["model"]["byte_fallback"] = true;
   EXPECT_NE(load_error(sentencepiece_style).find("byte_fallback"), std::string::npos);
   auto lstrip = small_tokenizer_json(kMerges);
   lstrip["added_tokens"][1]["lstrip"] = true;
   EXPECT_NE(load_error(lstrip).find("sets lstrip"), std::string::npos);
+}
+
+// GPT-2 style (SmolLM2's): Sequence[Digits(individual_digits), ByteLevel(use_regex)],
+// ignore_merges false, the roles in tokenizer_config.json.
+json gpt2_style_json(const std::vector<std::pair<std::string, std::string>>& merges) {
+  auto j = small_tokenizer_json(merges);
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Digits"}, {"individual_digits", true}},
+                          {{"type", "ByteLevel"},
+                           {"add_prefix_space", false},
+                           {"trim_offsets", true},
+                           {"use_regex", true}}}}};
+  j["model"]["ignore_merges"] = false;
+  j["added_tokens"] = json::array({{{"id", 33}, {"content", "!"}, {"special", true}}});
+  return j;
+}
+
+TEST_F(HfTokenizerJson, Gpt2StyleMergesBottomUpWithTheListAndSplitsDigits) {
+  // "ab c" is listed but "a bc" is not: "abc" forms through ab only. "1" "2" merge to "12" but
+  // the digits are split first.
+  const std::vector<std::pair<std::string, std::string>> merges = {
+      {"a", "b"}, {"ab", "c"}, {"1", "2"}, {" ", "a"}};
+  dir.file("tokenizer_config.json", R"({"bos_token": null, "eos_token": "!"})");
+  const auto tok = kvs::tokenizer::load_hf_tokenizer_json(write(gpt2_style_json(merges)));
+  EXPECT_EQ(tok->encode("abc"), (std::vector<int32_t>{257}));
+  EXPECT_EQ(tok->encode("12"), (std::vector<int32_t>{'1', '2'}));
+  EXPECT_EQ(tok->encode(" a1"), (std::vector<int32_t>{259, '1'}));
+  EXPECT_EQ(tok->eos_ids(), (std::vector<int32_t>{33}));
+  EXPECT_FALSE(tok->adds_bos());
+  EXPECT_EQ(tok->decode(tok->encode("x ab12c")), "x ab12c");
+}
+
+TEST_F(HfTokenizerJson, Gpt2StyleNeedsItsRolesNamed) {
+  const auto message = load_error(gpt2_style_json(kMerges));
+  EXPECT_NE(message.find("no tokenizer_config.json beside the file"), std::string::npos) << message;
+  dir.file("tokenizer_config.json", R"({"eos_token": "<|im_end|>"})");
+  const auto unknown = load_error(gpt2_style_json(kMerges));
+  EXPECT_NE(unknown.find("tokenizer_config.json: eos_token '<|im_end|>' is not a token"),
+            std::string::npos)
+      << unknown;
 }
 
 TEST_F(HfTokenizerJson, InvalidJsonNamesTheLine) {

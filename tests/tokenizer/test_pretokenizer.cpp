@@ -48,6 +48,17 @@ TEST(PreTokenizer, GapsBetweenMatchesArePieces) {
   EXPECT_EQ(split(p, "ab12cd3"), (V{"ab", "12", "cd", "3"}));
 }
 
+// SmolLM2's sequence: each \p{N} split off first; GPT-2's pattern then runs on each fragment, whose
+// end is the end of the text for (?!\S), so the spaces before a digit stay one piece.
+TEST(PreTokenizer, SequenceSplitsEachPieceOfTheStepBefore) {
+  const PreTokenizer p(std::vector<std::string>{R"(\p{N})", kvs::tokenizer::gpt2_pattern()}, "test");
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split(p, "hello  123"), (V{"hello", "  ", "1", "2", "3"}));
+  EXPECT_EQ(split(p, "x   42 y"), (V{"x", "   ", "4", "2", " y"}));
+  const PreTokenizer gpt2(kvs::tokenizer::gpt2_pattern(), "test");
+  EXPECT_EQ(split(gpt2, "hello  123"), (V{"hello", " ", " 123"}));
+}
+
 TEST(PreTokenizer, RewritesWhitespaceClasses) {
   const auto r = kvs::tokenizer::rewrite_whitespace_classes(R"(a\s[^\s\d]\S\\s)", "t");
   EXPECT_EQ(r.find("\\s"), r.find("\\\\s") + 1);  // only the escaped backslash + 's' is left

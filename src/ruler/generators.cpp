@@ -1,0 +1,39 @@
+#include "ruler/generators.h"
+
+#include "core/error.h"
+
+namespace kvs::ruler {
+
+Sample generate_sample(const TaskSpec& task, const Resources& res, int64_t units, std::mt19937_64& gen) {
+  switch (task.family) {
+    case Family::Niah:
+      return generate_niah(task, res, units, gen);
+    case Family::VariableTracking:
+      return generate_variable_tracking(task, res, units, gen);
+    case Family::CommonWords:
+      return generate_common_words(task, res, units, gen);
+    case Family::FreqWords:
+      return generate_freq_words(task, res, units, gen);
+    case Family::Qa:
+      break;
+  }
+  throw Error(task.name + ": the qa tasks need SQuAD / HotpotQA files, which this generator does not read yet");
+}
+
+int64_t min_units(const TaskSpec& task) {
+  switch (task.family) {
+    case Family::Niah:
+      return task.niah.num_keys * task.niah.num_values;  // a line haystack needs a line per needle
+    case Family::VariableTracking:
+      return task.vt.num_chains * (task.vt.num_hops + 1);
+    case Family::CommonWords:
+      return task.cwe.num_common + 1;
+    case Family::FreqWords:
+      return 100;  // enough copies that ranks 2-4 have distinct, non-zero counts
+    case Family::Qa:
+      break;
+  }
+  return 1;
+}
+
+}  // namespace kvs::ruler

@@ -1,0 +1,207 @@
+#include "ruler/writer.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/build_info.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "longbench/prompt.h"
+#include "ruler/file_hash.h"
+#include "ruler/generators.h"
+#include "ruler/haystack.h"
+#include "ruler/length_fit.h"
+#include "ruler/word_list.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvs::ruler {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kMinFill = 0.9;  // every prompt uses at least this share of its target
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Each sample's own stream: adding a task, a length or a sample never changes another one.
+uint64_t sample_seed(uint64_t seed, size_t task_index, int64_t length, int64_t index) {
+  uint64_t h = splitmix64(seed);
+  for (uint64_t part : {static_cast<uint64_t>(task_index), static_cast<uint64_t>(length),
+                        static_cast<uint64_t>(index)})
+    h = splitmix64(h ^ part);
+  return h;
+}
+
+size_t task_index(const TaskSpec& task) {
+  const auto& all = ruler_tasks();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].name == task.name) return i;
+  return all.size();
+}
+
+// A tokenizer file alone (a fixture, tokenizer.model) is used as it is; anything else is a --model
+// argument (core/checkpoint.h).
+bool is_plain_tokenizer_file(const std::string& model) {
+  return fs::is_regular_file(model) && fs::path(model).extension() != ".gguf";
+}
+
+// auto: the template the checkpoint carries, else llama3 where the tokenizer has Llama-3's header
+// tokens; Mistral runs without a wrapper, as in RULER's paper setup.
+tokenizer::ChatTemplate data_chat_template(const tokenizer::Tokenizer& tok, const std::string& model,
+                                           const std::string& name) {
+  const auto by_tokens = tok.special_token_id("<|start_header_id|>") ? tokenizer::ChatTemplate::Llama3
+                                                                     : tokenizer::ChatTemplate::None;
+  if (name == "auto" && is_plain_tokenizer_file(model)) return by_tokens;
+  const auto chat = tokenizer::resolve_chat_template(name, model, by_tokens);
+  return name == "auto" && chat == tokenizer::ChatTemplate::Mistral ? tokenizer::ChatTemplate::None : chat;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw error_at(path.string(), "cannot write the file");
+}
+
+struct GeneratedDataset {
+  RulerDatasetSummary summary;
+  std::string lines;
+};
+
+GeneratedDataset generate_dataset(const TaskSpec& task, int64_t target, const RulerDataOptions& o,
+                                  const Resources& res, const tokenizer::Tokenizer& tok,
+                                  tokenizer::ChatTemplate chat) {
+  const int to_generate = tokens_to_generate(task.family);
+  const std::string name = task.name + "_" + std::to_string(target);
+  GeneratedDataset out;
+  out.summary = {name, (fs::path(o.out_dir) / "data" / (name + ".jsonl")).string(), 0, INT64_MAX, 0};
+  const auto length_of = [&](const Sample& s) {
+    return static_cast<int64_t>(longbench::prompt_ids(tok, s.context + s.question, chat, s.answer_prefix).size()) +
+           to_generate;
+  };
+  int64_t hint = min_units(task);
+  for (int64_t i = 0; i < o.count; ++i) {
+    const uint64_t seed = sample_seed(o.seed, task_index(task), target, i);
+    const std::mt19937_64 gen(seed);
+    const auto make = [&](int64_t units) {
+      std::mt19937_64 g = gen;
+      return generate_sample(task, res, units, g);
+    };
+    FittedSample fit = fit_to_length(target, min_units(task), hint, make, length_of, task.name);
+    if (static_cast<double>(fit.length) < kMinFill * static_cast<double>(target))
+      throw Error("--lengths: " + name + " sample " + std::to_string(i) + " fills only " +
+                  std::to_string(fit.length) + " of " + std::to_string(target) + " tokens");
+    hint = fit.units;
+    nlohmann::ordered_json r;
+    r["input"] = fit.sample.question;
+    r["context"] = fit.sample.context;
+    r["answers"] = fit.sample.answers;
+    r["length"] = fit.length;
+    r["dataset"] = name;
+    r["language"] = "en";
+    r["all_classes"] = nullptr;
+    r["_id"] = strfmt("%016llx", static_cast<unsigned long long>(seed));
+    r["answer_prefix"] = fit.sample.answer_prefix;
+    r["task"] = task.name;
+    r["target_length"] = target;
+    r["units"] = fit.units;
+    if (task.family == Family::Niah) {
+      r["haystack"] = haystack_name(task.niah.haystack);
+      r["needle_depths"] = fit.sample.needle_depths;
+      r["needle_offsets"] = fit.sample.needle_offsets;
+    }
+    out.lines += r.dump(-1, ' ', /*ensure_ascii=*/false) + "\n";
+    ++out.summary.records;
+    out.summary.min_length = std::min(out.summary.min_length, fit.length);
+    out.summary.max_length = std::max(out.summary.max_length, fit.length);
+  }
+  return out;
+}
+
+}  // namespace
+
+RulerDataResult write_ruler_data(const RulerDataOptions& o) {
+  if (o.count < 1) throw Error("--count: must be positive");
+  if (o.lengths.empty()) throw Error("--lengths: give at least one target length");
+  for (int64_t length : o.lengths)
+    if (length < 1) throw Error("--lengths: " + std::to_string(length) + " is not a positive length");
+  std::vector<const TaskSpec*> tasks;
+  if (o.tasks.empty()) {
+    for (const auto& t : ruler_tasks()) tasks.push_back(&t);
+  } else {
+    for (const auto& name : o.tasks) tasks.push_back(&find_task(name));
+  }
+  const Wording wording = o.templates_file.empty() ? default_wording() : load_wording(o.templates_file);
+  const EssaySource essay = o.haystack_file.empty() ? load_license_essay() : load_essay_file(o.haystack_file);
+  const WordList words = load_word_list();
+  const std::string tokenizer_file =
+      is_plain_tokenizer_file(o.model) ? o.model : tokenizer::find_tokenizer_file(o.model);
+  const auto tok = tokenizer::load_tokenizer_file(tokenizer_file);
+  const tokenizer::ChatTemplate chat = data_chat_template(*tok, o.model, o.chat_template);
+
+  RulerDataResult result;
+  result.chat_template = tokenizer::chat_template_name(chat);
+  std::vector<GeneratedDataset> generated;
+  nlohmann::ordered_json prompts, maxlen, metrics, chats;
+  nlohmann::ordered_json task_names = nlohmann::ordered_json::array();
+  for (const TaskSpec* task : tasks) {
+    if (task->family == Family::Qa) {
+      result.notes.push_back(task->name + ": skipped (needs a " +
+                             std::string(task->qa == QaDataset::Squad ? "SQuAD v2" : "HotpotQA") +
+                             " dev file; reading one is not supported yet)");
+      continue;
+    }
+    task_names.push_back(task->name);
+    for (int64_t length : o.lengths) {
+      const Resources res{wording, essay.words, words.words, length};
+      generated.push_back(generate_dataset(*task, length, o, res, *tok, chat));
+      const std::string& name = generated.back().summary.dataset;
+      prompts[name] = "{context}{input}";
+      maxlen[name] = tokens_to_generate(task->family);
+      metrics[name] = family_metric(task->family);
+      chats[name] = result.chat_template;
+    }
+  }
+  if (generated.empty()) throw Error("--tasks: no task to generate (qa_1 and qa_2 need their datasets)");
+
+  nlohmann::ordered_json params;
+  params["generator"] = "kvsearch data ruler";
+  params["kvsearch_commit"] = build_info::git_commit();
+  params["seed"] = o.seed;
+  params["count"] = o.count;
+  params["lengths"] = o.lengths;
+  params["tasks"] = task_names;
+  params["skipped"] = result.notes;
+  params["tokenizer"] = {{"file", fs::absolute(tokenizer_file).string()},
+                         {"sha256", sha256_file_hex(tokenizer_file)},
+                         {"kind", tok->kind()}};
+  params["chat_template"] = result.chat_template;
+  params["wording"] = {{"source", wording.source}, {"sha256", wording.sha256}};
+  params["essay_haystack"] = {{"source", essay.description}, {"sha256", essay.sha256}};
+  params["word_list"] = {{"source", words.source}, {"sha256", words.sha256}};
+
+  const fs::path root(o.out_dir);
+  fs::create_directories(root / "data");
+  fs::create_directories(root / "config");
+  for (const auto& d : generated) {
+    write_text(d.summary.path, d.lines);
+    result.datasets.push_back(d.summary);
+  }
+  write_text(root / "config" / "dataset2prompt.json", prompts.dump(2) + "\n");
+  write_text(root / "config" / "dataset2maxlen.json", maxlen.dump(2) + "\n");
+  write_text(root / "config" / "dataset2metric.json", metrics.dump(2) + "\n");
+  write_text(root / "config" / "dataset2chat_template.json", chats.dump(2) + "\n");
+  write_text(root / "ruler_generation.json", params.dump(2) + "\n");
+  return result;
+}
+
+}  // namespace kvs::ruler
