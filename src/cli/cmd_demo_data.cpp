@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "demo/longbench_writer.h"
 
 namespace {

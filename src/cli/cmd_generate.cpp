@@ -4,37 +4,18 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "evict/generation_policy.h"
+#include "core/id_list.h"
 #include "evict/policy.h"
-#include "model/text_generation.h"
+#include "search/text_generation.h"
 
 namespace {
 
-std::vector<int32_t> parse_ids(const std::string& text) {
-  std::vector<int32_t> ids;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    try {
-      size_t used = 0;
-      const long value = std::stol(item, &used);
-      if (used != item.size()) throw std::invalid_argument(item);
-      ids.push_back(static_cast<int32_t>(value));
-    } catch (const std::exception&) {
-      throw kvs::Error("--token-ids: '" + item + "' is not an integer");
-    }
-  }
-  if (ids.empty()) throw kvs::Error("--token-ids: no ids given");
-  return ids;
-}
-
 void setup(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("generate", "Greedy generation from a checkpoint");
-  auto req = std::make_shared<kvs::model::TextGenerationRequest>();
+  auto req = std::make_shared<kvs::search::TextGenerationRequest>();
   auto prompt = std::make_shared<std::string>();
   auto token_ids = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
@@ -73,10 +54,13 @@ void setup(CLI::App& parent) {
       policy = kvs::evict::shorthand_policy(
           *budget, *profile, l1->count() ? std::optional<double>(*lambda1) : std::nullopt,
           l2->count() ? std::optional<double>(*lambda2) : std::nullopt);
-    if (policy) req->compressor = kvs::evict::cache_compressor(*policy);
-    if (t->count()) req->prompt_ids = parse_ids(*token_ids);
+    req->policy = policy;
+    if (t->count()) {
+      req->prompt_ids = kvs::parse_id_list(*token_ids, "--token-ids");
+      if (req->prompt_ids.empty()) throw kvs::Error("--token-ids: no ids given");
+    }
     else req->prompt_text = *prompt;
-    const auto out = kvs::model::generate_text(*req);
+    const auto out = kvs::search::generate_text(*req);
     if (*json) {
       nlohmann::json j{{"prompt_ids", out.prompt_ids},
                        {"generated_ids", out.generated_ids},

@@ -5,7 +5,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "store/merge.h"
 
 namespace {

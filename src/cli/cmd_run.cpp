@@ -13,16 +13,16 @@ namespace {
 void setup(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("run", "Evaluate a policy or search a layer-wise profile (dev split)");
   auto req = std::make_shared<kvs::search::RunRequest>();
-  cmd->add_option("--dataset", req->dataset, "LongBench dataset, e.g. passage_retrieval_en")->required();
-  cmd->add_option("--profile", req->profile, "baseline | pyramid | global | segments | curve")
+  cmd->add_option("--dataset", req->session.dataset, "LongBench dataset, e.g. passage_retrieval_en")->required();
+  cmd->add_option("--profile", req->family, "baseline | pyramid | global | segments | curve")
       ->capture_default_str();
   cmd->add_option("--segments", req->segments, "Segments of the segments profile")->capture_default_str();
   cmd->add_option("--budget", req->budget, "KV entries kept per head and layer")->capture_default_str();
   auto schedule = std::make_shared<std::string>();
   cmd->add_option("--schedule", *schedule,
                   "Per-layer budgets: uniform | pyramid (default: uniform for baseline, pyramid otherwise)");
-  cmd->add_option("--model", req->model_dir, "Checkpoint directory (or KVSEARCH_MODEL / config file)");
-  cmd->add_option("--longbench", req->longbench_dir, "LongBench directory (or KVSEARCH_LONGBENCH / config)");
+  cmd->add_option("--model", req->session.model_dir, "Checkpoint directory (or KVSEARCH_MODEL / config file)");
+  cmd->add_option("--longbench", req->session.longbench_dir, "LongBench directory (or KVSEARCH_LONGBENCH / config)");
   cmd->add_option("--db", req->db_path, "SQLite results database (default results/kvsearch.sqlite)");
   cmd->add_option("--evals", req->max_evals, "Evaluations per search, warm start included")
       ->capture_default_str();
@@ -31,19 +31,19 @@ void setup(CLI::App& parent) {
   cmd->add_option("--speculation", req->speculation,
                   "Neighbour moves evaluated per batch on shared prefills (results stay sequential)")
       ->capture_default_str();
-  cmd->add_option("--split-seed", req->split_seed, "Dev/test split seed")->capture_default_str();
+  cmd->add_option("--split-seed", req->session.split_seed, "Dev/test split seed")->capture_default_str();
   cmd->add_option("--limit-dev", req->limit_dev, "Use only the first N dev questions (0: all)");
-  cmd->add_option("--max-length", req->max_length,
+  cmd->add_option("--max-length", req->session.max_length,
                   "Prompt truncation in tokens (default: 31500 Mistral, 7500 Llama-3)");
-  cmd->add_option("--chat-template", req->chat_template,
+  cmd->add_option("--chat-template", req->session.chat_template,
                   "auto (llama3 for Llama-3 models, else none) | none | mistral | llama3")->capture_default_str();
   cmd->add_flag("--eval-test", req->eval_test, "Score the final state on the test split");
-  cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
-  cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
+  cmd->add_option("--device", req->session.load.device, "auto | cpu | cuda")->capture_default_str();
+  cmd->add_option("--dtype", req->session.load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
   cmd->callback([req, schedule] {
     if (!schedule->empty()) req->schedule = kvs::evict::parse_schedule(*schedule, "--schedule");
-    req->model_dir = kvs::resolve_setting(kvs::kModelSetting, req->model_dir);
-    req->longbench_dir = kvs::resolve_setting(kvs::kLongBenchSetting, req->longbench_dir);
+    req->session.model_dir = kvs::resolve_setting(kvs::kModelSetting, req->session.model_dir);
+    req->session.longbench_dir = kvs::resolve_setting(kvs::kLongBenchSetting, req->session.longbench_dir);
     req->db_path = kvs::resolve_setting(kvs::kDatabaseSetting, req->db_path, "results/kvsearch.sqlite");
     const auto parent_dir = std::filesystem::path(req->db_path).parent_path();
     if (!parent_dir.empty()) std::filesystem::create_directories(parent_dir);

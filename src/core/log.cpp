@@ -3,8 +3,6 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdarg>
-#include <cstdio>
 
 namespace kvs {
 
@@ -29,18 +27,5 @@ void info(const std::string& message) { logger().info(message); }
 void warn(const std::string& message) { logger().warn(message); }
 
 }  // namespace log
-
-std::string strfmt(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, format, args);
-  va_end(args);
-  return out;
-}
 
 }  // namespace kvs

@@ -9,11 +9,16 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/progress.h"
+#include "core/timer.h"
+#include "demo/model_init.h"
 #include "demo/tokenizer_training.h"
+#include "demo/trainer.h"
 #include "demo/training_data.h"
 #include "model/runtime.h"
-#include "model/transformer.h"
 #include "model/weights.h"
+#include "search/evaluator.h"
+#include "search/session.h"
 
 namespace kvs::demo {
 
@@ -85,6 +90,40 @@ nlohmann::ordered_json log_json(const DemoTrainOptions& o, const DemoTrainReport
 
 }  // namespace
 
+TaskScore full_cache_test_score(const std::string& model_dir, const std::string& longbench_dir,
+                                const std::string& dataset, int64_t limit) {
+  Timer timer;
+  search::SessionSettings settings;
+  settings.model_dir = model_dir;
+  settings.longbench_dir = longbench_dir;
+  settings.dataset = dataset;
+  settings.load.device = "cpu";
+  settings.load.dtype = "f32";
+  search::Session session(settings);
+  const search::QuestionSet& test = session.questions(search::SplitPart::Test, limit);
+  if (test.questions.empty()) throw Error("demo eval: the test split of " + dataset + " is empty");
+  search::EvaluationOptions options;
+  options.full_cache = true;
+  Progress progress("eval " + dataset, static_cast<int64_t>(test.questions.size()), "q");
+  options.on_question = [&](size_t, size_t) { progress.advance(); };
+  const auto outcomes = session.evaluator().evaluate(test, {}, options);
+  progress.finish();
+
+  TaskScore score;
+  score.dataset = dataset;
+  score.split = "test";
+  score.questions = static_cast<int64_t>(outcomes.size());
+  score.score = search::policy_score(outcomes, 0);
+  int64_t prompt_tokens = 0;
+  for (const auto& o : outcomes) {
+    prompt_tokens += o.prompt_tokens;
+    score.predictions.push_back(o.answers.front().prediction);
+  }
+  score.mean_prompt_tokens = static_cast<double>(prompt_tokens) / static_cast<double>(outcomes.size());
+  score.seconds = timer.seconds();
+  return score;
+}
+
 DemoTrainReport run_demo_training(const DemoTrainOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   auto since = [](std::chrono::steady_clock::time_point t) {
@@ -124,16 +163,8 @@ DemoTrainReport run_demo_training(const DemoTrainOptions& o) {
   }
   report.checkpoint_bytes = static_cast<int64_t>(fs::file_size(fs::path(o.out_dir) / "model.safetensors"));
 
-  model::LoadOptions load;
-  load.device = "cpu";
-  load.dtype = "f32";
-  const model::Transformer runner = model::Transformer::load(o.out_dir, load);
-  for (const DemoTask& task : demo_tasks()) {
-    EvalOptions eval;
-    eval.longbench_dir = o.data_dir;
-    eval.limit = o.eval_limit;
-    report.scores.push_back(evaluate_full_cache(runner, *tok, task, eval));
-  }
+  for (const DemoTask& task : demo_tasks())
+    report.scores.push_back(full_cache_test_score(o.out_dir, o.data_dir, task.name, o.eval_limit));
   report.total_seconds = since(start);
   report.log_path = o.log_path.empty() ? (fs::path(o.out_dir) / "train_log.json").string() : o.log_path;
   std::ofstream out(report.log_path, std::ios::trunc);

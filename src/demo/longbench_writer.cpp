@@ -7,7 +7,7 @@
 #include <random>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "demo/tasks.h"
 
 namespace kvs::demo {

@@ -7,26 +7,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "demo/train_options.h"
 #include "model/config.h"
 #include "model/weights.h"
 
 namespace kvs::demo {
-
-// head_dim is set on its own, as Mistral's config allows: a head must be wide enough to carry the
-// token it copies. With 32-wide heads a 128-wide model never learned to copy over the 384-word
-// lexicon; with 64-wide heads it did in a few hundred steps (data/demo/README.md). rope_theta is
-// Mistral-7B-Instruct-v0.2's: the slowest rotations stay nearly still across a 2k-token prompt,
-// so a head can match content at any distance.
-struct ModelShape {
-  int64_t layers = 2;
-  int64_t hidden = 128;
-  int64_t heads = 4;
-  int64_t kv_heads = 2;
-  int64_t head_dim = 64;
-  int64_t intermediate = 384;
-  double rope_theta = 1e6;
-  int64_t max_positions = 8192;
-};
 
 // vocab_size, bos and eos come from the tokenizer; errors on shapes the runner cannot run.
 model::ModelConfig demo_model_config(const ModelShape& shape, int64_t vocab_size, int64_t bos_id,

@@ -9,31 +9,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "demo/train_options.h"
 #include "demo/training_data.h"
 #include "model/config.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvs::demo {
-
-struct TrainOptions {
-  int64_t steps = 7500;
-  uint64_t seed = 1;
-  int64_t tokens_per_step = 2048;
-  double learning_rate = 3e-3;
-  double final_lr_ratio = 0.1;   // cosine decay ends at learning_rate * final_lr_ratio
-  int64_t warmup_steps = 100;
-  double weight_decay = 0.05;
-  double grad_clip = 1.0;
-  uint64_t passage_percent = 70;  // share of passage-retrieval sequences; the rest kv recall
-  // Weight of an auxiliary next-token loss on the non-answer tokens (0: answer tokens only). The
-  // contexts repeat spans (near-duplicates, copied questions), so it teaches copying early.
-  double context_loss_weight = 1.0;
-  std::vector<CurriculumStage> curriculum = default_curriculum();
-  int64_t log_every = 25;         // steps per recorded mean loss
-  int64_t check_every = 250;      // steps between teacher-forced checks (0: never)
-  int64_t check_examples = 24;    // per task
-};
 
 struct LossPoint {
   int64_t step;   // the last step of the averaged window

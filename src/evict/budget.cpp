@@ -1,18 +1,21 @@
 #include "evict/budget.h"
 
+#include "core/enum_names.h"
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 
 namespace kvs::evict {
 
-const char* schedule_name(Schedule schedule) {
-  return schedule == Schedule::Pyramid ? "pyramid" : "uniform";
-}
+namespace {
+
+const EnumName<Schedule> kSchedules[] = {{Schedule::Uniform, "uniform"}, {Schedule::Pyramid, "pyramid"}};
+
+}  // namespace
+
+const char* schedule_name(Schedule schedule) { return enum_name(schedule, kSchedules); }
 
 Schedule parse_schedule(const std::string& name, const std::string& where) {
-  if (name == "uniform") return Schedule::Uniform;
-  if (name == "pyramid") return Schedule::Pyramid;
-  throw error_at(where, "unknown schedule '" + name + "' (expected uniform or pyramid)");
+  return parse_enum(name, where, "schedule", kSchedules);
 }
 
 void validate_budget(const BudgetSpec& spec, const std::string& where) {

@@ -1,9 +1,11 @@
 #include "evict/compressed_cache.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "evict/layer_selection.h"
 
 namespace kvs::evict {

@@ -18,7 +18,7 @@
 // num_key_value_heads (kv_head).
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <utility>
@@ -26,7 +26,7 @@
 
 #include "evict/policy.h"
 #include "model/kv_cache.h"
-#include "model/transformer.h"
+#include "model/prefill_observer.h"
 
 namespace kvs::evict {
 

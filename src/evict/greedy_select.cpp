@@ -1,5 +1,6 @@
 #include "evict/greedy_select.h"
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "evict/tensor_checks.h"
 #include "evict/topk_select.h"
 

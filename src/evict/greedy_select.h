@@ -8,7 +8,7 @@
 // are computed incrementally against each newly admitted key; no [n, n] or [|C|, |C|] matrix.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 

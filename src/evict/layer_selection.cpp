@@ -1,9 +1,11 @@
 #include "evict/layer_selection.h"
 
+#include <ATen/ATen.h>
+
 #include <optional>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "evict/greedy_select.h"
 #include "evict/score.h"
 #include "evict/tensor_checks.h"

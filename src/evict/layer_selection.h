@@ -3,7 +3,7 @@
 // eviction decision on plain tensors; the compressed cache and `kvsearch select` both call it.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <vector>

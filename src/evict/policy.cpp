@@ -2,38 +2,33 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/error.h"
-#include "core/log.h"
+#include "core/files.h"
+#include "core/json_fields.h"
+#include "core/strfmt.h"
 
 namespace kvs::evict {
 
 using nlohmann::json;
 
-const char* selector_kind_name(SelectorKind kind) {
-  return kind == SelectorKind::Greedy ? "greedy" : "topk";
-}
-const char* pooling_name(Pooling pooling) {
-  switch (pooling) {
-    case Pooling::Max:
-      return "max";
-    case Pooling::Avg:
-      return "avg";
-    case Pooling::None:
-      return "none";
-  }
-  return "?";
-}
-const char* granularity_name(Granularity granularity) {
-  return granularity == Granularity::KvHead ? "kv_head" : "query_head";
-}
-const char* group_reduce_name(GroupReduce reduce) {
-  return reduce == GroupReduce::Max ? "max" : "mean";
-}
+namespace {
+
+const EnumName<SelectorKind> kSelectorKinds[] = {{SelectorKind::TopK, "topk"}, {SelectorKind::Greedy, "greedy"}};
+const EnumName<Pooling> kPoolings[] = {{Pooling::Max, "max"}, {Pooling::Avg, "avg"}, {Pooling::None, "none"}};
+const EnumName<Granularity> kGranularities[] = {{Granularity::QueryHead, "query_head"},
+                                                {Granularity::KvHead, "kv_head"}};
+const EnumName<GroupReduce> kGroupReduces[] = {{GroupReduce::Mean, "mean"}, {GroupReduce::Max, "max"}};
+
+}  // namespace
+
+const char* selector_kind_name(SelectorKind kind) { return enum_name(kind, kSelectorKinds); }
+const char* pooling_name(Pooling pooling) { return enum_name(pooling, kPoolings); }
+const char* granularity_name(Granularity granularity) { return enum_name(granularity, kGranularities); }
+const char* group_reduce_name(GroupReduce reduce) { return enum_name(reduce, kGroupReduces); }
 
 void Policy::validate(const std::string& where) const {
   validate_budget(budget, where);
@@ -125,87 +120,21 @@ json profile_to_json(const Profile& profile) {
   return json{{"profile", profile_kind_name(profile.kind())}, {"a", profile.params()}};
 }
 
-// Reads the fields of one JSON object, remembering which were used so that leftovers (typos,
-// fields of another version) can be reported.
-class ObjectReader {
- public:
-  ObjectReader(const json& object, std::string where) : object_(object), where_(std::move(where)) {
-    if (!object_.is_object()) throw error_at(where_, "expected a JSON object");
-  }
-
-  const json* find(const char* name) {
-    used_.emplace_back(name);
-    const auto it = object_.find(name);
-    return it == object_.end() ? nullptr : &*it;
-  }
-  const json& require(const char* name) {
-    const json* value = find(name);
-    if (!value) throw error_at(where_, std::string("missing required field \"") + name + "\"");
-    return *value;
-  }
-  std::string path(const char* name) const { return where_ + "." + name; }
-
-  int64_t integer(const char* name, std::optional<int64_t> fallback) {
-    const json* value = fallback ? find(name) : &require(name);
-    if (!value) return *fallback;
-    if (!value->is_number_integer())
-      throw error_at(path(name), "expected an integer, got " + value->dump());
-    return value->get<int64_t>();
-  }
-  bool boolean(const char* name, bool fallback) {
-    const json* value = find(name);
-    if (!value) return fallback;
-    if (!value->is_boolean())
-      throw error_at(path(name), "expected true or false, got " + value->dump());
-    return value->get<bool>();
-  }
-  std::string string(const char* name, std::optional<std::string> fallback) {
-    const json* value = fallback ? find(name) : &require(name);
-    if (!value) return *fallback;
-    if (!value->is_string()) throw error_at(path(name), "expected a string, got " + value->dump());
-    return value->get<std::string>();
-  }
-
-  void reject_unknown() const {
-    for (auto it = object_.begin(); it != object_.end(); ++it) {
-      if (std::find(used_.begin(), used_.end(), it.key()) == used_.end()) {
-        throw error_at(where_ + "." + it.key(), "unknown field");
-      }
-    }
-  }
-
- private:
-  const json& object_;
-  std::string where_;
-  std::vector<std::string> used_;
-};
-
-template <typename Enum, size_t N>
-Enum parse_enum(const std::string& value, const std::string& where,
-                const std::pair<const char*, Enum> (&choices)[N]) {
-  std::string names;
-  for (const auto& [name, e] : choices) {
-    if (value == name) return e;
-    names += (names.empty() ? "" : ", ") + std::string(name);
-  }
-  throw error_at(where, "unknown value \"" + value + "\" (expected one of " + names + ")");
-}
-
 Profile profile_from_json(const json& value, const std::string& where) {
-  ObjectReader r(value, where);
-  const ProfileKind kind = parse_profile_kind(r.string("profile", std::nullopt), r.path("profile"));
+  JsonFields r(value, where);
+  const ProfileKind kind = parse_profile_kind(r.text("profile", "", true), r.at("profile"));
   const json& a = r.require("a");
-  if (!a.is_array()) throw error_at(r.path("a"), "expected an array of numbers, got " + a.dump());
+  if (!a.is_array()) throw error_at(r.at("a"), "expected an array of numbers, got " + a.dump());
   std::vector<double> params;
   for (size_t i = 0; i < a.size(); ++i) {
     if (!a[i].is_number()) {
-      throw error_at(strfmt("%s[%zu]", r.path("a").c_str(), i),
+      throw error_at(strfmt("%s[%zu]", r.at("a").c_str(), i),
                      "expected a number, got " + a[i].dump());
     }
     params.push_back(a[i].get<double>());
   }
-  r.reject_unknown();
-  return Profile::make(kind, std::move(params), r.path("a"));
+  r.check_all_read();
+  return Profile::make(kind, std::move(params), r.at("a"));
 }
 
 }  // namespace
@@ -231,56 +160,39 @@ json policy_to_json(const Policy& p) {
 }
 
 Policy policy_from_json(const json& value, const std::string& where) {
-  static const std::pair<const char*, SelectorKind> kKinds[] = {{"topk", SelectorKind::TopK},
-                                                                {"greedy", SelectorKind::Greedy}};
-  static const std::pair<const char*, Pooling> kPoolings[] = {
-      {"max", Pooling::Max}, {"avg", Pooling::Avg}, {"none", Pooling::None}};
-  static const std::pair<const char*, Granularity> kGranularities[] = {
-      {"query_head", Granularity::QueryHead}, {"kv_head", Granularity::KvHead}};
-  static const std::pair<const char*, GroupReduce> kReduces[] = {{"mean", GroupReduce::Mean},
-                                                                 {"max", GroupReduce::Max}};
-  ObjectReader r(value, where);
-  Policy p;
-  p.name = r.string("name", "");
-  p.kind = parse_enum(r.string("kind", std::nullopt), r.path("kind"), kKinds);
+  JsonFields r(value, where);
+  Policy p;  // what the JSON leaves out keeps the struct's default
+  p.name = r.text("name");
+  p.kind = parse_enum(r.text("kind", "", true), r.at("kind"), "selector kind", kSelectorKinds);
   p.budget.budget = r.integer("budget", std::nullopt);
-  p.budget.window = r.integer("window", 8);
-  p.budget.schedule = parse_schedule(r.string("schedule", std::nullopt), r.path("schedule"));
-  p.budget.beta = r.integer("beta", 20);
-  p.budget.redistribute = r.boolean("redistribute", false);
-  p.kernel = r.integer("kernel", 7);
-  p.pooling = parse_enum(r.string("pooling", "max"), r.path("pooling"), kPoolings);
-  p.granularity =
-      parse_enum(r.string("granularity", "query_head"), r.path("granularity"), kGranularities);
-  p.group_reduce = parse_enum(r.string("group_reduce", "mean"), r.path("group_reduce"), kReduces);
+  p.budget.window = r.integer("window", p.budget.window);
+  p.budget.schedule = parse_schedule(r.text("schedule", "", true), r.at("schedule"));
+  p.budget.beta = r.integer("beta", p.budget.beta);
+  p.budget.redistribute = r.boolean("redistribute", p.budget.redistribute);
+  p.kernel = r.integer("kernel", p.kernel);
+  if (r.find("pooling")) p.pooling = parse_enum(r.text("pooling", "", true), r.at("pooling"), "pooling", kPoolings);
+  if (r.find("granularity"))
+    p.granularity = parse_enum(r.text("granularity", "", true), r.at("granularity"), "granularity", kGranularities);
+  if (r.find("group_reduce"))
+    p.group_reduce = parse_enum(r.text("group_reduce", "", true), r.at("group_reduce"), "group reduction", kGroupReduces);
   p.terms = {true, true, p.kind == SelectorKind::Greedy};
   if (const json* terms = r.find("terms")) {
-    ObjectReader t(*terms, r.path("terms"));
+    JsonFields t(*terms, r.at("terms"));
     p.terms.mean = t.boolean("mean", p.terms.mean);
     p.terms.dispersion = t.boolean("dispersion", p.terms.dispersion);
     p.terms.corr = t.boolean("corr", p.terms.corr);
-    t.reject_unknown();
+    t.check_all_read();
   }
-  if (const json* l1 = r.find("lambda1")) p.lambda1 = profile_from_json(*l1, r.path("lambda1"));
-  if (const json* l2 = r.find("lambda2")) p.lambda2 = profile_from_json(*l2, r.path("lambda2"));
-  p.candidate_factor = r.integer("candidate_factor", 4);
-  r.reject_unknown();
+  if (const json* l1 = r.find("lambda1")) p.lambda1 = profile_from_json(*l1, r.at("lambda1"));
+  if (const json* l2 = r.find("lambda2")) p.lambda2 = profile_from_json(*l2, r.at("lambda2"));
+  p.candidate_factor = r.integer("candidate_factor", p.candidate_factor);
+  r.check_all_read();
   p.validate(where);
   return p;
 }
 
 Policy load_policy(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw error_at(path, "cannot open the policy file");
-  std::stringstream text;
-  text << in.rdbuf();
-  json value;
-  try {
-    value = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw error_at(path, std::string("not valid JSON: ") + e.what());
-  }
-  return policy_from_json(value, path + ": policy");
+  return policy_from_json(read_json_file(path, "the policy file"), path + ": policy");
 }
 
 std::string policy_to_string(const Policy& policy) { return policy_to_json(policy).dump(); }

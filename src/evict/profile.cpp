@@ -2,28 +2,23 @@
 
 #include <cmath>
 
+#include "core/enum_names.h"
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 
 namespace kvs::evict {
 
-const char* profile_kind_name(ProfileKind kind) {
-  switch (kind) {
-    case ProfileKind::Global:
-      return "global";
-    case ProfileKind::Segments:
-      return "segments";
-    case ProfileKind::Curve:
-      return "curve";
-  }
-  return "?";
-}
+namespace {
+
+const EnumName<ProfileKind> kProfileKinds[] = {
+    {ProfileKind::Global, "global"}, {ProfileKind::Segments, "segments"}, {ProfileKind::Curve, "curve"}};
+
+}  // namespace
+
+const char* profile_kind_name(ProfileKind kind) { return enum_name(kind, kProfileKinds); }
 
 ProfileKind parse_profile_kind(const std::string& name, const std::string& where) {
-  if (name == "global") return ProfileKind::Global;
-  if (name == "segments") return ProfileKind::Segments;
-  if (name == "curve") return ProfileKind::Curve;
-  throw error_at(where, "unknown profile '" + name + "' (expected global, segments or curve)");
+  return parse_enum(name, where, "profile", kProfileKinds);
 }
 
 Profile Profile::make(ProfileKind kind, std::vector<double> params, const std::string& where) {
@@ -87,6 +82,12 @@ double Profile::a_at(int64_t layer, int64_t num_layers) const {
 
 double Profile::lambda_at(int64_t layer, int64_t num_layers) const {
   return std::sinh(a_at(layer, num_layers));
+}
+
+std::vector<double> Profile::lambdas(int64_t num_layers) const {
+  std::vector<double> out;
+  for (int64_t l = 0; l < num_layers; ++l) out.push_back(lambda_at(l, num_layers));
+  return out;
 }
 
 }  // namespace kvs::evict

@@ -34,6 +34,8 @@ class Profile {
 
   double a_at(int64_t layer, int64_t num_layers) const;
   double lambda_at(int64_t layer, int64_t num_layers) const;
+  // lambda_at of every layer, shallow first.
+  std::vector<double> lambdas(int64_t num_layers) const;
 
   bool operator==(const Profile& other) const {
     return kind_ == other.kind_ && params_ == other.params_;

@@ -1,5 +1,7 @@
 #include "evict/score.h"
 
+#include <ATen/ATen.h>
+
 namespace kvs::evict {
 
 int64_t cache_heads(const Policy& policy, int64_t heads, int64_t kv_heads) {

@@ -6,7 +6,7 @@
 // the SUM over window queries; we use the mean, which ranks identically (up to float rounding).
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include "evict/policy.h"
 #include "evict/window_stats.h"

@@ -1,12 +1,14 @@
 #include "evict/selection_io.h"
 
+#include <ATen/ATen.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/error.h"
-#include "core/log.h"
 #include "core/safetensors.h"
+#include "core/strfmt.h"
 #include "evict/tensor_checks.h"
 
 namespace kvs::evict {

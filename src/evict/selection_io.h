@@ -5,7 +5,7 @@
 //   output: {"kept": [[positions of cache head 0], ...]}, ascending, window positions included
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <string>
 

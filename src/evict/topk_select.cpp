@@ -1,12 +1,13 @@
 #include "evict/topk_select.h"
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "evict/tensor_checks.h"
 
 namespace kvs::evict {

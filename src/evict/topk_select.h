@@ -4,7 +4,7 @@
 // exactly the baseline's tokens.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 

@@ -6,14 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "core/timer.h"
 #include "experiment/job_kinds.h"
-#include "model/config.h"
-#include "model/transformer.h"
 #include "search/evaluator.h"
 #include "search/outcome_records.h"
-#include "search/questions.h"
+#include "search/session.h"
 
 namespace kvs::experiment {
 
@@ -32,30 +30,16 @@ struct PendingPolicy {
 
 // One split's questions with every pending policy's outcomes.
 struct SplitOutcomes {
-  search::QuestionSet set;
+  const search::QuestionSet& set;
   std::vector<search::QuestionOutcome> outcomes;
   double seconds_each = 0;  // wall time per policy
 };
-
-std::vector<double> per_layer(const evict::Profile& profile, int64_t layers) {
-  std::vector<double> out;
-  for (int64_t l = 0; l < layers; ++l) out.push_back(profile.lambda_at(l, layers));
-  return out;
-}
-
-bool replayed(store::Store& db, const store::Run& run, const store::State& state) {
-  for (const store::Replay& r : db.replays_of(run))
-    if (r.state_id == state.id) return true;
-  return false;
-}
 
 // The last accepted state of a finished search run.
 store::State best_state(store::Store& db, const std::string& run_key) {
   const auto run = db.find_run(run_key);
   if (!run || !run->finished) throw error_at(db.path(), "search run '" + run_key + "' has not finished");
-  std::optional<store::State> best;
-  for (const store::State& s : db.states_of(*run))
-    if (s.record.accepted) best = s;
+  std::optional<store::State> best = db.last_accepted(*run);
   if (!best) throw error_at(db.path(), "search run '" + run_key + "' has no accepted state");
   return *best;
 }
@@ -79,11 +63,6 @@ evict::Policy method_policy(const ExperimentSpec& spec, const Job& job, const Me
   return p;
 }
 
-std::vector<size_t> first(std::vector<size_t> indices, int64_t limit) {
-  if (limit > 0 && static_cast<size_t>(limit) < indices.size()) indices.resize(static_cast<size_t>(limit));
-  return indices;
-}
-
 }  // namespace
 
 JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const JobSettings& settings,
@@ -100,7 +79,7 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
     const auto states = db.states_of(*p.run);
     if (!states.empty()) p.state = states.front();
     p.needs_dev = !p.state;
-    p.needs_test = !p.state || !replayed(db, *p.run, *p.state);
+    p.needs_test = !p.state || !db.has_replay(*p.state);
     if (p.needs_dev || p.needs_test) pending.push_back(p);
     else db.mark_finished(*p.run);
   }
@@ -108,7 +87,7 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
     const auto run = db.find_run(s.run_key);
     if (!run) throw error_at(db.path(), "search run '" + s.run_key + "' is missing");
     for (const store::State& state : db.states_of(*run)) {
-      if (!state.record.accepted || replayed(db, *run, state)) continue;
+      if (!state.record.accepted || db.has_replay(state)) continue;
       PendingPolicy p;
       p.label = strfmt("%s B=%lld state %lld", s.method.c_str(), static_cast<long long>(s.budget),
                        static_cast<long long>(state.record.eval_order));
@@ -126,12 +105,8 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
     return outcome;
   }
 
-  const auto tok = tokenizer::load_tokenizer(settings.model_dir);
-  const model::Transformer model = model::Transformer::load(settings.model_dir, settings.load);
-  const int64_t layers = model.config().num_hidden_layers;
-  const search::SplitData data = search::load_split_data(settings.longbench_dir, job.dataset, spec.split_seed);
-  const auto prompt = search::model_prompt_options(model.config(), spec.max_length, spec.chat_template);
-  const search::Evaluator evaluator(model, *tok);
+  search::Session session(job_request(spec, job, settings).session);
+  const int64_t layers = session.config().num_hidden_layers;
 
   std::vector<size_t> dev_members, test_members;
   for (size_t i = 0; i < pending.size(); ++i) {
@@ -139,15 +114,14 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
     if (pending[i].needs_test) test_members.push_back(i);
   }
   // The `members` of `pending` on the first `limit` questions of a split: one prefill per question.
-  auto evaluate_split = [&](const std::vector<size_t>& members, const std::vector<size_t>& split, int64_t limit,
+  auto evaluate_split = [&](const std::vector<size_t>& members, search::SplitPart part, int64_t limit,
                             longbench::ScoreVariant variant, const char* split_name) {
-    SplitOutcomes r;
-    r.set = search::build_questions(*tok, data.config, job.dataset, data.records, first(split, limit), prompt);
+    SplitOutcomes r{session.questions(part, limit), {}, 0};
     std::vector<evict::Policy> policies;
     for (size_t i : members) policies.push_back(pending[i].policy);
     Timer timer;
     r.outcomes = search::evaluate_with_progress(
-        evaluator, r.set, policies, variant,
+        session.evaluator(), r.set, policies, variant,
         strfmt("%s %s (%zu policies, one prefill per question)", job.dataset.c_str(), split_name, policies.size()),
         "");
     r.seconds_each = timer.seconds() / static_cast<double>(policies.size());
@@ -160,21 +134,15 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
 
   if (!dev_members.empty()) {
     const SplitOutcomes dev =
-        evaluate_split(dev_members, data.split.dev, spec.dev_limit, longbench::ScoreVariant::Raw, "dev");
+        evaluate_split(dev_members, search::SplitPart::Dev, spec.dev_limit, longbench::ScoreVariant::Raw, "dev");
     dev_questions = static_cast<int64_t>(dev.set.questions.size());
     for (size_t k = 0; k < dev_members.size(); ++k) {
       PendingPolicy& p = pending[dev_members[k]];
-      store::StateRecord r;
+      store::StateRecord r = search::state_record(p.policy, layers, dev.set, dev.outcomes, k, dev.seconds_each);
       r.eval_order = 0;
       r.latent = p.latent;
-      r.lambda1 = per_layer(p.policy.lambda1, layers);
-      r.lambda2 = per_layer(p.policy.lambda2, layers);
-      r.policy_json = evict::policy_to_string(p.policy);
-      r.dev_score = search::policy_score(dev.outcomes, k);
       r.accepted = true;
       r.best_so_far = r.dev_score;
-      r.seconds = dev.seconds_each;
-      r.predictions = search::prediction_records(dev.set, dev.outcomes, k, false);
       db.record_state(*p.run, r);
       p.state = db.states_of(*p.run).front();
     }
@@ -182,7 +150,7 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
 
   if (!test_members.empty()) {
     const SplitOutcomes test =
-        evaluate_split(test_members, data.split.test, spec.test_limit, longbench::ScoreVariant::Official, "test");
+        evaluate_split(test_members, search::SplitPart::Test, spec.test_limit, longbench::ScoreVariant::Official, "test");
     test_questions = static_cast<int64_t>(test.set.questions.size());
     for (size_t k = 0; k < test_members.size(); ++k)
       db.record_replay(*pending[test_members[k]].state,

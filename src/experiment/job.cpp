@@ -11,27 +11,32 @@
 
 namespace kvs::experiment {
 
+search::RunRequest job_request(const ExperimentSpec& spec, const Job& job, const JobSettings& settings) {
+  search::RunRequest r;
+  r.session.model_dir = settings.model_dir;
+  r.session.longbench_dir = settings.longbench_dir;
+  r.session.dataset = job.dataset;
+  r.db_path = job_database(settings.out_dir, job);
+  r.speculation = spec.speculation;
+  r.session.split_seed = spec.split_seed;
+  r.limit_dev = spec.dev_limit;
+  r.session.max_length = spec.max_length;
+  r.session.chat_template = spec.chat_template;
+  r.command_line = settings.command_line;
+  r.session.load = settings.load;
+  r.job_key = job.key;
+  return r;
+}
+
 search::RunRequest method_request(const ExperimentSpec& spec, const Job& job, const MethodSpec& method,
                                   int64_t budget, const JobSettings& settings) {
-  search::RunRequest r;
-  r.model_dir = settings.model_dir;
-  r.longbench_dir = settings.longbench_dir;
-  r.dataset = job.dataset;
-  r.profile = method.profile;
+  search::RunRequest r = job_request(spec, job, settings);
+  r.family = method.family;
   r.segments = method.segments;
   r.budget = budget;
-  r.db_path = job_database(settings.out_dir, job);
   r.max_evals = method.searched() ? method.evals : 1;
   r.step = method.step;
   r.tau = method.tau;
-  r.speculation = spec.speculation;
-  r.split_seed = spec.split_seed;
-  r.limit_dev = spec.dev_limit;
-  r.max_length = spec.max_length;
-  r.chat_template = spec.chat_template;
-  r.command_line = settings.command_line;
-  r.load = settings.load;
-  r.job_key = job.key;
   r.run_key = run_key(spec, job.dataset, method.name, budget);
   r.terms = method.terms;
   r.schedule = method.schedule;

@@ -8,6 +8,9 @@
 
 namespace kvs::experiment {
 
+// What every run of `job` shares: model, data, split, prompt rules, database and the job's key.
+search::RunRequest job_request(const ExperimentSpec& spec, const Job& job, const JobSettings& settings);
+
 // The RunRequest of `method` at `budget` on the job's dataset, owned by `job`.
 search::RunRequest method_request(const ExperimentSpec& spec, const Job& job, const MethodSpec& method,
                                   int64_t budget, const JobSettings& settings);

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 
 namespace kvs::experiment {
 
@@ -113,7 +113,7 @@ std::string plan_text(const ExperimentSpec& spec, const Plan& plan) {
     if (j.kind == JobKind::Search) {
       const MethodSpec& m = spec.method(j.evaluations[0].method);
       out << strfmt("%24s  %s at B=%lld: %s search, up to %d evaluations on dev\n", "", m.name.c_str(),
-                    static_cast<long long>(j.evaluations[0].budget), m.profile.c_str(), m.evals);
+                    static_cast<long long>(j.evaluations[0].budget), m.family.c_str(), m.evals);
       continue;
     }
     for (const Evaluation& e : j.evaluations) {

@@ -8,7 +8,7 @@
 
 #include "core/build_info.h"
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "experiment/results.h"
 #include "experiment/subprocess.h"
 #include "experiment/tables.h"

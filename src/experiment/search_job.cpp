@@ -1,5 +1,5 @@
 // A search job: one profile search on the dev split, recorded (and resumed) by run_search.
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "experiment/job_kinds.h"
 
 namespace kvs::experiment {

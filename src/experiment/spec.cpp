@@ -6,9 +6,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/files.h"
+#include "core/json_fields.h"
+#include "core/strfmt.h"
+#include "evict/budget.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
 
@@ -18,43 +21,14 @@ namespace {
 
 using nlohmann::json;
 
-// Reads the fields of one JSON object, each checked for type; unknown fields are errors.
-class Fields {
+// The spec's fields: JsonFields plus the lists a spec holds.
+class Fields : public JsonFields {
  public:
-  Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {
-    if (!object_.is_object()) throw error_at(where_, "expected a JSON object");
-  }
+  using JsonFields::JsonFields;
 
-  bool has(const char* key) const { return object_.contains(key); }
-
-  std::string text(const char* key, const std::string& fallback = "", bool required = false) {
-    const json* v = get(key, required);
-    if (!v) return fallback;
-    if (!v->is_string()) throw error_at(at(key), "expected a string");
-    return v->get<std::string>();
-  }
-  int64_t integer(const char* key, int64_t fallback, int64_t min_value) {
-    const json* v = get(key, false);
-    if (!v) return fallback;
-    if (!v->is_number_integer() || v->get<int64_t>() < min_value)
-      throw error_at(at(key), "expected an integer >= " + std::to_string(min_value));
-    return v->get<int64_t>();
-  }
-  double number(const char* key, double fallback) {
-    const json* v = get(key, false);
-    if (!v) return fallback;
-    if (!v->is_number()) throw error_at(at(key), "expected a number");
-    return v->get<double>();
-  }
   std::optional<double> optional_number(const char* key) {
     if (!has(key)) return std::nullopt;
     return number(key, 0);
-  }
-  bool boolean(const char* key, bool fallback) {
-    const json* v = get(key, false);
-    if (!v) return fallback;
-    if (!v->is_boolean()) throw error_at(at(key), "expected true or false");
-    return v->get<bool>();
   }
   std::vector<std::string> texts(const char* key, bool required = false) {
     std::vector<std::string> out;
@@ -65,49 +39,16 @@ class Fields {
     return out;
   }
   std::vector<int64_t> budgets(const char* key, bool required = false) {
+    const int64_t window = evict::BudgetSpec{}.window;  // the window every policy of a spec has
     std::vector<int64_t> out;
     for (const json& item : array(key, required)) {
-      if (!item.is_number_integer() || item.get<int64_t>() <= 8)
-        throw error_at(at(key), "expected budgets as integers above the window of 8 tokens");
+      if (!item.is_number_integer() || item.get<int64_t>() <= window)
+        throw error_at(at(key), strfmt("expected budgets as integers above the window of %lld tokens",
+                                       static_cast<long long>(window)));
       out.push_back(item.get<int64_t>());
     }
     return out;
   }
-  const json& array(const char* key, bool required) {
-    static const json empty = json::array();
-    const json* v = get(key, required);
-    if (!v) return empty;
-    if (!v->is_array()) throw error_at(at(key), "expected an array");
-    return *v;
-  }
-  const json* object(const char* key) {
-    const json* v = get(key, false);
-    if (v && !v->is_object()) throw error_at(at(key), "expected a JSON object");
-    return v;
-  }
-
-  std::string at(const std::string& key) const { return where_ + "." + key; }
-  const std::string& where() const { return where_; }
-
-  // Throws on the first field nobody asked for: a typo never falls back to a default silently.
-  void check_all_read() const {
-    for (const auto& item : object_.items())
-      if (!read_.count(item.key())) throw error_at(at(item.key()), "unknown field");
-  }
-
- private:
-  const json* get(const char* key, bool required) {
-    read_.insert(key);
-    if (!object_.contains(key)) {
-      if (required) throw error_at(at(key), "missing (required)");
-      return nullptr;
-    }
-    return &object_.at(key);
-  }
-
-  const json& object_;
-  std::string where_;
-  std::set<std::string> read_;
 };
 
 const std::set<std::string> kProfiles = {"baseline", "pyramid", "global", "segments", "curve"};
@@ -128,14 +69,14 @@ MethodSpec parse_method(const json& object, const std::string& where,
   MethodSpec m;
   m.name = f.text("name", "", true);
   m.transfer = f.text("transfer");
-  m.profile = f.text("profile", "", m.transfer.empty());
+  m.family = f.text("profile", "", m.transfer.empty());
   if (!m.transfer.empty() && f.has("profile"))
     throw error_at(f.at("profile"), "a transfer evaluates its source's profile: leave profile out");
-  if (m.transfer.empty() && !kProfiles.count(m.profile))
-    throw error_at(f.at("profile"), "'" + m.profile +
+  if (m.transfer.empty() && !kProfiles.count(m.family))
+    throw error_at(f.at("profile"), "'" + m.family +
                                         "' is not a profile (baseline, pyramid, global, segments, curve)");
   m.segments = static_cast<int>(f.integer("segments", 3, 1));
-  if (f.has("segments") && m.profile != "segments")
+  if (f.has("segments") && m.family != "segments")
     throw error_at(f.at("segments"), "only the segments profile has segments");
   m.budgets = f.budgets("budgets");
   if (m.budgets.empty()) m.budgets = default_budgets;
@@ -144,7 +85,7 @@ MethodSpec parse_method(const json& object, const std::string& where,
   m.tau = f.number("tau", 0.1);
   m.lambda1 = f.optional_number("lambda1");
   m.lambda2 = f.optional_number("lambda2");
-  if ((m.lambda1 || m.lambda2) && m.profile != "global")
+  if ((m.lambda1 || m.lambda2) && m.family != "global")
     throw error_at(where, "lambda1/lambda2 fix the coefficients of the global profile only");
   if (const json* terms = f.object("terms")) m.terms = parse_terms(*terms, f.at("terms"));
   if (f.has("schedule")) {
@@ -244,7 +185,7 @@ void check_methods(ExperimentSpec& spec) {
       throw Error(where + ": transfers '" + m.transfer + "', which is not a search");
     if (source.budgets.size() != 1)
       throw Error(where + ": transfers '" + m.transfer + "', which must search at exactly one budget");
-    m.profile = source.profile;
+    m.family = source.family;
     m.segments = source.segments;
   }
 }
@@ -268,16 +209,7 @@ std::string slug(const std::string& name) {
 }
 
 ExperimentSpec load_spec(const std::string& path, const std::string& longbench_dir) {
-  std::ifstream in(path);
-  if (!in) throw error_at(path, "cannot open the experiment spec");
-  std::stringstream text;
-  text << in.rdbuf();
-  json root;
-  try {
-    root = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw error_at(path, std::string("not valid JSON: ") + e.what());
-  }
+  const json root = read_json_file(path, "the experiment spec");
   ExperimentSpec spec;
   spec.path = path;
   Fields f(root, path);

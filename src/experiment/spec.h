@@ -19,7 +19,8 @@ namespace kvs::experiment {
 // unchanged to other budgets.
 struct MethodSpec {
   std::string name;     // unique label, e.g. "PyramidKV"
-  std::string profile;  // baseline | pyramid | global | segments | curve; for a transfer, its source's
+  std::string family;   // policy family (JSON "profile"): baseline | pyramid | global | segments |
+                        // curve; for a transfer, its source's
   int segments = 3;     // segments profile only
   std::vector<int64_t> budgets;              // the experiment's budgets unless given
   int evals = 14;                            // searches: evaluations, warm start included
@@ -27,10 +28,10 @@ struct MethodSpec {
   double tau = 0.1;                          // searches: minimum dev improvement to accept
   std::optional<double> lambda1, lambda2;    // global only: fixed coefficients (default 0, -0.15)
   std::optional<evict::ScoreTerms> terms;    // ablations: score terms switched off
-  std::optional<evict::Schedule> schedule;   // per-layer budgets; the profile's own unless given
+  std::optional<evict::Schedule> schedule;   // per-layer budgets; the family's own unless given
   std::string transfer;  // name of a searched method whose best profile this method evaluates
 
-  bool searched() const { return transfer.empty() && (profile == "segments" || profile == "curve"); }
+  bool searched() const { return transfer.empty() && (family == "segments" || family == "curve"); }
 };
 
 // A table of `kvsearch report`, in the paper's format.

@@ -5,7 +5,7 @@
 #include <optional>
 #include <sstream>
 
-#include "core/log.h"
+#include "core/strfmt.h"
 
 namespace kvs::experiment {
 

@@ -1,8 +1,11 @@
 #include "model/generate.h"
 
+#include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
+
+#include "model/transformer.h"
 
 namespace kvs::model {
 

@@ -1,16 +1,17 @@
 // Greedy decoding over a batch of cache rows that share one prompt.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <set>
 #include <vector>
 
 #include "model/kv_cache.h"
-#include "model/transformer.h"
 
 namespace kvs::model {
+
+class Transformer;
 
 struct GreedyOptions {
   int64_t max_new_tokens = 32;

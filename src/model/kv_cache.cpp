@@ -1,5 +1,7 @@
 #include "model/kv_cache.h"
 
+#include <ATen/ATen.h>
+
 #include <limits>
 
 #include "core/error.h"
@@ -54,13 +56,6 @@ void reserve_decode_slots(DecodeCache& cache, int64_t extra) {
     layer.keys = grow(layer.keys);
     layer.values = grow(layer.values);
   }
-}
-
-int64_t cache_bytes(const DecodeCache& cache) {
-  int64_t bytes = 0;
-  for (const LayerCache& layer : cache.layers)
-    bytes += static_cast<int64_t>(layer.keys.nbytes() + layer.values.nbytes());
-  return bytes;
 }
 
 }  // namespace kvs::model

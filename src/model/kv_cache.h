@@ -4,7 +4,7 @@
 // at the same slot. The transformer knows nothing of eviction: it only reads this layout.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <vector>
 
@@ -34,8 +34,5 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
 
 // Grows every layer so that at least `extra` more tokens fit (copying when needed).
 void reserve_decode_slots(DecodeCache& cache, int64_t extra);
-
-// Approximate bytes held by the cache's tensors.
-int64_t cache_bytes(const DecodeCache& cache);
 
 }  // namespace kvs::model

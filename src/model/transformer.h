@@ -4,7 +4,7 @@
 // eviction plugs in); extend() continues any batch of rows from a DecodeCache.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <memory>
@@ -14,26 +14,11 @@
 #include "model/attention.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
+#include "model/prefill_observer.h"
 #include "model/runtime.h"
 #include "model/weights.h"
 
 namespace kvs::model {
-
-// What one layer's prefill exposes. Tensors are in the run dtype, on the run device, and only
-// valid during the call.
-struct PrefillLayer {
-  int64_t layer;
-  const at::Tensor& keys;            // [kv_heads, n, head_dim], after RoPE
-  const at::Tensor& values;          // [kv_heads, n, head_dim]
-  const at::Tensor& window_queries;  // [heads, W, head_dim], after RoPE: the last W prompt rows
-};
-
-class PrefillObserver {
- public:
-  virtual ~PrefillObserver() = default;
-  virtual int64_t window() const = 0;  // how many trailing query rows on_layer receives
-  virtual void on_layer(const PrefillLayer& layer) = 0;
-};
 
 struct PrefillOptions {
   AttentionBackend attention = AttentionBackend::Auto;

@@ -1,22 +1,23 @@
 // The evaluator: many eviction policies on the same questions for the price of one prefill each.
-// Per question: one prefill (full attention) whose layer observer builds every policy's compressed
-// cache layer by layer (the full K/V of a layer is dropped once it is compressed); the first token
-// comes from the prefill and is shared; then all policies decode as one batch (one batch per
-// cache layout: policies with another granularity or window decode in their own batch). Memory is
-// bounded by one question's full K/V for one layer plus the compressed caches.
+// Per question: the question's prompt through decode_with_policies (policy_decode.h: one prefill,
+// every policy's compressed cache built during it, batched greedy decode with the dataset's stop
+// ids and minimum length), then each answer decoded to text and scored. Memory is bounded by one
+// question's full K/V for one layer plus the compressed caches. Torch-free header.
 #pragma once
 
-#include <ATen/ATen.h>
-
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "evict/policy.h"
 #include "longbench/scorer.h"
-#include "model/transformer.h"
 #include "search/questions.h"
 #include "tokenizer/tokenizer.h"
+
+namespace kvs::model {
+class Transformer;
+}
 
 namespace kvs::search {
 

@@ -27,6 +27,18 @@ std::vector<store::PredictionRecord> prediction_records(const QuestionSet& set,
   return out;
 }
 
+store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers, const QuestionSet& dev,
+                                const std::vector<QuestionOutcome>& outcomes, size_t p, double seconds) {
+  store::StateRecord r;
+  r.lambda1 = policy.lambda1.lambdas(num_layers);
+  r.lambda2 = policy.lambda2.lambdas(num_layers);
+  r.policy_json = evict::policy_to_string(policy);
+  r.dev_score = policy_score(outcomes, p);
+  r.seconds = seconds;
+  r.predictions = prediction_records(dev, outcomes, p, false);
+  return r;
+}
+
 store::ReplayRecord replay_record(const QuestionSet& test, const std::vector<QuestionOutcome>& outcomes,
                                   size_t policy, double seconds) {
   store::ReplayRecord replay;

@@ -1,9 +1,10 @@
 // Evaluator outcomes as the rows the store records: per-question predictions with their scores,
-// and a test-split replay.
+// a dev-split state and a test-split replay.
 #pragma once
 
 #include <vector>
 
+#include "evict/policy.h"
 #include "search/evaluator.h"
 #include "store/records.h"
 
@@ -14,6 +15,12 @@ namespace kvs::search {
 std::vector<store::PredictionRecord> prediction_records(const QuestionSet& set,
                                                         const std::vector<QuestionOutcome>& outcomes,
                                                         size_t policy, bool official);
+
+// The state of `policy`, the batch's policy `p`, evaluated on the dev questions `dev`: its
+// per-layer lambdas, JSON, dev score and predictions, and `seconds`. The caller fills in where the
+// search put it (eval_order, latent, accepted, best_so_far and the move).
+store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers, const QuestionSet& dev,
+                                const std::vector<QuestionOutcome>& outcomes, size_t p, double seconds);
 
 // A test replay of policy `policy` from officially scored outcomes: the official dataset score,
 // the raw score and every prediction.

@@ -1,24 +1,21 @@
 // `kvsearch replay`, `runs` and `show`: the accepted trajectory on the test split, and read-only
 // views of a results database.
-#include <filesystem>
-#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "core/timer.h"
 #include "evict/policy.h"
-#include "model/transformer.h"
 #include "search/evaluator.h"
 #include "search/outcome_records.h"
 #include "search/questions.h"
 #include "search/run.h"
+#include "search/session.h"
 #include "store/store.h"
 
 namespace kvs::search {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -47,35 +44,28 @@ std::string trajectory_table(store::Store& db, const store::Run& run) {
 
 void replay_run(store::Store& db, const store::Run& run, const ReplayRequest& request) {
   std::vector<store::State> todo;
-  const auto replays = db.replays_of(run);
-  for (const auto& s : db.states_of(run)) {
-    if (!s.record.accepted) continue;
-    bool done = false;
-    for (const auto& r : replays) done = done || r.state_id == s.id;
-    if (!done) todo.push_back(s);
-  }
+  for (const auto& s : db.states_of(run))
+    if (s.record.accepted && !db.has_replay(s)) todo.push_back(s);
   if (todo.empty()) return;
-  const std::string model_dir = request.model_dir.empty() ? run.spec.model_path : request.model_dir;
-  const std::string longbench_dir =
-      request.longbench_dir.empty() ? run.spec.longbench_dir : request.longbench_dir;
   const auto search = nlohmann::json::parse(run.spec.search_json);
-  const auto tok = tokenizer::load_tokenizer(model_dir);
-  const model::Transformer model = model::Transformer::load(model_dir, request.load);
-  const SplitData data =
-      load_split_data(longbench_dir, run.spec.dataset, static_cast<uint64_t>(run.spec.split_seed));
-  const QuestionSet test = build_questions(
-      *tok, data.config, run.spec.dataset, data.records, data.split.test,
-      model_prompt_options(model.config(), search.value("max_length", int64_t{0}),
-                           search.value("chat_template", std::string("auto"))));
+  SessionSettings settings;
+  settings.model_dir = request.model_dir.empty() ? run.spec.model_path : request.model_dir;
+  settings.longbench_dir = request.longbench_dir.empty() ? run.spec.longbench_dir : request.longbench_dir;
+  settings.dataset = run.spec.dataset;
+  settings.split_seed = static_cast<uint64_t>(run.spec.split_seed);
+  settings.max_length = search.value("max_length", int64_t{0});
+  settings.chat_template = search.value("chat_template", std::string("auto"));
+  settings.load = request.load;
+  Session session(settings);
+  const QuestionSet& test = session.questions(SplitPart::Test);
 
   std::vector<evict::Policy> policies;
   for (const auto& s : todo)
     policies.push_back(evict::policy_from_json(nlohmann::json::parse(s.record.policy_json),
                                                "state " + std::to_string(s.record.eval_order) + " policy"));
   Timer timer;
-  const Evaluator evaluator(model, *tok);
   const auto outcomes = evaluate_with_progress(
-      evaluator, test, policies, longbench::ScoreVariant::Official,
+      session.evaluator(), test, policies, longbench::ScoreVariant::Official,
       strfmt("replay run %lld on test (%zu states)", static_cast<long long>(run.id), todo.size()), "");
   const double seconds_each = timer.seconds() / static_cast<double>(todo.size());
   for (size_t p = 0; p < todo.size(); ++p)
@@ -139,10 +129,7 @@ std::string show_run_text(const std::string& db_path, int64_t run_id) {
     out << strfmt("%5lld  %-14s %9.2f %9s %9.2f\n", static_cast<long long>(st.record.eval_order),
                   move_text(st.record).c_str(), st.record.dev_score, st.record.accepted ? "yes" : "",
                   st.record.best_so_far);
-  const store::State* best = nullptr;
-  for (const auto& st : states)
-    if (st.record.accepted) best = &st;
-  if (best) {
+  if (const std::optional<store::State> best = db.last_accepted(*run)) {
     out << "\nprofile of the best state (per layer):\n";
     out << strfmt("%5s %9s %9s\n", "layer", "lambda1", "lambda2");
     for (size_t l = 0; l < best->record.lambda1.size(); ++l)

@@ -1,8 +1,6 @@
 #include "search/run.h"
 
 #include <filesystem>
-#include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -15,15 +13,14 @@
 #include "evict/policy.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
-#include "longbench/split.h"
-#include "model/transformer.h"
 #include "search/coordinate_search.h"
 #include "search/evaluator.h"
 #include "search/outcome_records.h"
-#include "search/profile_family.h"
+#include "search/policy_family.h"
+#include "search/session.h"
 #include "store/run_identity.h"
+#include "store/run_lock.h"
 #include "store/store.h"
-#include "tokenizer/chat_template.h"
 
 namespace kvs::search {
 
@@ -37,18 +34,12 @@ std::string model_name(const std::string& model_dir) {
   return p.filename().string();
 }
 
-std::vector<double> per_layer(const evict::Profile& profile, int64_t layers) {
-  std::vector<double> out;
-  for (int64_t l = 0; l < layers; ++l) out.push_back(profile.lambda_at(l, layers));
-  return out;
-}
-
 // The latent coordinates a search moves: all of them, except those of a score term the request
 // switches off (an ablation spends no evaluation on a coefficient that cannot change the score).
 // The search sees the free coordinates; the store records the full latent vector.
 class FreeCoordinates {
  public:
-  FreeCoordinates(const RunRequest& request, const ProfileFamily& family) {
+  FreeCoordinates(const RunRequest& request, const PolicyFamily& family) {
     if (!family.searched()) {  // fixed policies: one placeholder coordinate
       full_ = {0.0};
       free_ = {0};
@@ -80,7 +71,7 @@ class FreeCoordinates {
 }  // namespace
 
 evict::Policy request_policy(const RunRequest& request, const std::vector<double>& latent) {
-  const ProfileFamily family(request.profile, request.segments, request.budget);
+  const PolicyFamily family(request.family, request.segments, request.budget);
   evict::Policy policy = family.policy(family.searched() ? latent : std::vector<double>{});
   if (request.terms) {
     policy.terms = *request.terms;
@@ -91,13 +82,13 @@ evict::Policy request_policy(const RunRequest& request, const std::vector<double
 }
 
 store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_template) {
-  const ProfileFamily family(request.profile, request.segments, request.budget);
+  const PolicyFamily family(request.family, request.segments, request.budget);
   store::RunSpec spec;
-  spec.model = model_name(request.model_dir);
-  spec.model_path = fs::absolute(request.model_dir).string();
-  spec.dataset = request.dataset;
-  spec.longbench_dir = fs::absolute(request.longbench_dir).string();
-  spec.split_seed = static_cast<int64_t>(request.split_seed);
+  spec.model = model_name(request.session.model_dir);
+  spec.model_path = fs::absolute(request.session.model_dir).string();
+  spec.dataset = request.session.dataset;
+  spec.longbench_dir = fs::absolute(request.session.longbench_dir).string();
+  spec.split_seed = static_cast<int64_t>(request.session.split_seed);
   spec.dev_limit = request.limit_dev;
   spec.budget = request.budget;
   spec.profile_family = family.name();
@@ -105,8 +96,8 @@ store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_t
   spec.search_json = nlohmann::json{{"step", request.step},
                                     {"tau", request.tau},
                                     {"max_evals", family.searched() ? request.max_evals : 1},
-                                    {"max_length", request.max_length},
-                                    {"chat_template", request.chat_template}}
+                                    {"max_length", request.session.max_length},
+                                    {"chat_template", request.session.chat_template}}
                          .dump();
   spec.policy_json = evict::policy_to_string(policy_template);
   spec.git_commit = build_info::git_commit();
@@ -119,13 +110,15 @@ store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_t
 }
 
 RunSummary run_search(const RunRequest& request) {
-  const ProfileFamily family(request.profile, request.segments, request.budget);
-  if (request.budget <= 8) throw Error("--budget must exceed the window of 8 tokens");
+  const PolicyFamily family(request.family, request.segments, request.budget);
+  const int64_t window = evict::BudgetSpec{}.window;  // every family's policies keep the default window
+  if (request.budget <= window)
+    throw Error(strfmt("--budget must exceed the window of %lld tokens", static_cast<long long>(window)));
   // An unknown name fails before any model loading (the LongBench dir may declare extra datasets).
-  longbench::load_config(request.longbench_dir);
-  longbench::dataset_info(request.dataset);
-  const model::ModelConfig config = model::load_model_config(request.model_dir);
-  const int64_t layers = config.num_hidden_layers;
+  longbench::load_config(request.session.longbench_dir);
+  longbench::dataset_info(request.session.dataset);
+  Session session(request.session);
+  const int64_t layers = session.config().num_hidden_layers;
 
   SearchSettings settings;
   settings.step = request.step;
@@ -141,6 +134,9 @@ RunSummary run_search(const RunRequest& request) {
   RunSummary summary;
   summary.run_id = found.run.id;
   summary.run_key = spec.key;
+  // Another process evaluating this run would record the same states: it holds the run until it ends.
+  std::optional<store::RunLock> lock;
+  if (!found.run.finished || request.eval_test) lock.emplace(request.db_path, found.run.id, spec.key);
   std::vector<EvaluatedState> recorded;
   for (const store::State& s : db.states_of(found.run)) {
     EvaluatedState e;
@@ -151,7 +147,9 @@ RunSummary run_search(const RunRequest& request) {
     e.best_so_far = s.record.best_so_far;
     recorded.push_back(e);
   }
-  if (found.run.finished) {
+  // The run as it is now: a process that held it before this one may have finished it.
+  const bool finished = db.get_run(found.run.id)->finished;
+  if (finished) {
     summary.already_finished = true;
     log::info(strfmt("run %lld (%s) is already finished: %zu states recorded; nothing to do",
                      static_cast<long long>(found.run.id), spec.key.c_str(), recorded.size()));
@@ -159,24 +157,6 @@ RunSummary run_search(const RunRequest& request) {
     log::info(strfmt("resuming run %lld (%s) after %zu recorded states",
                      static_cast<long long>(found.run.id), spec.key.c_str(), recorded.size()));
   }
-
-  // Model and data are loaded only when something is left to evaluate.
-  std::unique_ptr<model::Transformer> model;
-  std::unique_ptr<tokenizer::Tokenizer> tok;
-  std::unique_ptr<SplitData> data;
-  std::unique_ptr<QuestionSet> dev;
-  auto ensure_loaded = [&] {
-    if (model) return;
-    tok = tokenizer::load_tokenizer(request.model_dir);
-    data = std::make_unique<SplitData>(load_split_data(request.longbench_dir, request.dataset, request.split_seed));
-    std::vector<size_t> dev_indices = data->split.dev;
-    if (request.limit_dev > 0 && static_cast<size_t>(request.limit_dev) < dev_indices.size())
-      dev_indices.resize(static_cast<size_t>(request.limit_dev));
-    dev = std::make_unique<QuestionSet>(build_questions(
-        *tok, data->config, request.dataset, data->records, dev_indices,
-        model_prompt_options(config, request.max_length, request.chat_template)));
-    model = std::make_unique<model::Transformer>(model::Transformer::load(request.model_dir, request.load));
-  };
 
   // The latest batch, kept until the search has recorded its states (with their predictions).
   std::vector<std::vector<double>> batch_latents;
@@ -186,17 +166,16 @@ RunSummary run_search(const RunRequest& request) {
   std::optional<double> best_dev;
   if (!recorded.empty()) best_dev = recorded.back().best_so_far;
   auto evaluate = [&](const std::vector<std::vector<double>>& latents) {
-    ensure_loaded();
+    const QuestionSet& dev = session.questions(SplitPart::Dev, request.limit_dev);
     std::vector<evict::Policy> policies;
     for (const auto& l : latents) policies.push_back(request_policy(request, coordinates.full(l)));
-    const Evaluator evaluator(*model, *tok);
     Timer timer;
     const auto outcomes = evaluate_with_progress(
-        evaluator, *dev, policies, longbench::ScoreVariant::Raw,
-        strfmt("%s %s dev (%zu policies)", request.dataset.c_str(), family.name().c_str(), policies.size()),
+        session.evaluator(), dev, policies, longbench::ScoreVariant::Raw,
+        strfmt("%s %s dev (%zu policies)", request.session.dataset.c_str(), family.name().c_str(), policies.size()),
         best_dev ? strfmt("best dev so far %.2f", *best_dev) : std::string("first state"));
     batch_seconds_each = timer.seconds() / static_cast<double>(latents.size());
-    summary.prefills += static_cast<int64_t>(dev->questions.size());
+    summary.prefills += static_cast<int64_t>(dev.questions.size());
     batch_latents = latents;
     batch_outcomes = outcomes;
     std::vector<double> scores;
@@ -208,22 +187,17 @@ RunSummary run_search(const RunRequest& request) {
     while (p < batch_latents.size() && batch_latents[p] != state.latent) ++p;
     if (p == batch_latents.size()) throw Error("internal: evaluated state missing from its batch");
     const std::vector<double> latent = coordinates.full(state.latent);
-    const evict::Policy policy = request_policy(request, latent);
-    store::StateRecord r;
+    store::StateRecord r =
+        state_record(request_policy(request, latent), layers, session.questions(SplitPart::Dev, request.limit_dev),
+                     batch_outcomes, p, batch_seconds_each);
     r.eval_order = state.order;
     r.latent = latent;
-    r.lambda1 = per_layer(policy.lambda1, layers);
-    r.lambda2 = per_layer(policy.lambda2, layers);
-    r.policy_json = evict::policy_to_string(policy);
-    r.dev_score = state.dev_score;
     r.accepted = state.accepted;
     r.best_so_far = state.best_so_far;
     if (state.move.coordinate >= 0) {
       r.changed_coordinate = coordinates.full_index(state.move.coordinate);
       r.delta = state.move.direction * settings.step;
     }
-    r.seconds = batch_seconds_each;
-    r.predictions = prediction_records(*dev, batch_outcomes, p, false);
     db.record_state(found.run, r);
     best_dev = state.best_so_far;
     ++summary.evaluated_now;
@@ -232,7 +206,7 @@ RunSummary run_search(const RunRequest& request) {
   };
 
   SearchResult result;
-  if (!found.run.finished) {
+  if (!finished) {
     result = coordinate_search(coordinates.warm_start(), settings, evaluate, sink, recorded);
     db.mark_finished(found.run);
   } else {
@@ -244,26 +218,19 @@ RunSummary run_search(const RunRequest& request) {
   summary.evaluations = static_cast<int>(result.states.size());
   summary.best_dev_score = result.best_score;
   const evict::Policy best = request_policy(request, coordinates.full(result.best_latent));
-  summary.best_lambda1 = per_layer(best.lambda1, layers);
-  summary.best_lambda2 = per_layer(best.lambda2, layers);
+  summary.best_lambda1 = best.lambda1.lambdas(layers);
+  summary.best_lambda2 = best.lambda2.lambdas(layers);
 
   if (request.eval_test) {
-    const auto states = db.states_of(found.run);
-    const store::State* best_state = nullptr;
-    for (const auto& s : states)
-      if (s.record.accepted) best_state = &s;
-    const auto replays = db.replays_of(found.run);
-    for (const auto& r : replays)
+    const std::optional<store::State> best_state = db.last_accepted(found.run);
+    for (const auto& r : db.replays_of(found.run))
       if (best_state && r.state_id == best_state->id) summary.test_score = r.official_score;
     if (best_state && summary.test_score < 0) {
-      ensure_loaded();
-      const QuestionSet test = build_questions(*tok, data->config, request.dataset, data->records,
-                                               data->split.test,
-                                               model_prompt_options(config, request.max_length, request.chat_template));
-      const Evaluator evaluator(*model, *tok);
+      const QuestionSet& test = session.questions(SplitPart::Test);
       Timer timer;
-      const auto outcomes = evaluate_with_progress(evaluator, test, {best}, longbench::ScoreVariant::Official,
-                                                   request.dataset + " test", "final state");
+      const auto outcomes = evaluate_with_progress(session.evaluator(), test, {best},
+                                                   longbench::ScoreVariant::Official,
+                                                   request.session.dataset + " test", "final state");
       summary.prefills += static_cast<int64_t>(test.questions.size());
       const store::ReplayRecord replay = replay_record(test, outcomes, 0, timer.seconds());
       db.record_replay(*best_state, replay);

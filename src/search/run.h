@@ -10,15 +10,16 @@
 
 #include "evict/policy.h"
 #include "model/runtime.h"
+#include "search/session.h"
 #include "store/records.h"
 
 namespace kvs::search {
 
 struct RunRequest {
-  std::string model_dir;
-  std::string longbench_dir;
-  std::string dataset;
-  std::string profile = "segments";  // baseline | pyramid | global | segments | curve
+  SessionSettings session;  // model, dataset, split seed, prompt rules, device
+  // The policy family (`--profile`): the fixed baseline | pyramid | global policies, or a searched
+  // family of layer profiles, segments | curve (evict::Profile is the per-layer lambda shape).
+  std::string family = "segments";
   int segments = 3;
   int64_t budget = 64;
   std::string db_path;
@@ -26,13 +27,9 @@ struct RunRequest {
   double step = 0.3;
   double tau = 0.1;
   int speculation = 12;          // neighbour moves evaluated per batch (results are sequential)
-  uint64_t split_seed = 42;
   int64_t limit_dev = 0;         // 0: the whole dev split
   bool eval_test = false;        // score the final state on the test split (official scorer)
-  int64_t max_length = 0;        // prompt truncation; 0: by model type (31500 Mistral, 7500 Llama-3)
-  std::string chat_template = "auto";  // auto: llama3 for Llama-3 models, none otherwise
   std::string command_line;
-  model::LoadOptions load;
   // Batch experiments (src/experiment): the job that owns the run, the run's key (empty: the
   // default key) and the score terms of an ablation (empty: the family's own; a search does not
   // move the coefficients of a term switched off).

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 #include "core/timer.h"
 #include "evict/policy.h"
 #include "longbench/config.h"

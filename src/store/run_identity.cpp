@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "core/strfmt.h"
 
 namespace kvs::store {
 

@@ -36,7 +36,11 @@ std::string hint_for(int rc) {
 
 Connection::Connection(const std::string& path, bool read_only, int busy_timeout_ms)
     : path_(path), busy_timeout_ms_(busy_timeout_ms) {
-  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  // A read-only store still opens the file read-write (never creating it) and refuses writes with
+  // query_only: a SQLITE_OPEN_READONLY connection cannot remove the -wal and -shm files of a WAL
+  // database when it closes, so it would leave them behind. A write-protected file still opens
+  // (SQLite falls back to read-only).
+  const int flags = read_only ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
@@ -46,6 +50,7 @@ Connection::Connection(const std::string& path, bool read_only, int busy_timeout
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  if (read_only) exec("PRAGMA query_only = ON", "opening the database read-only");
 }
 
 Connection::~Connection() { sqlite3_close_v2(db_); }

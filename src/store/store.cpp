@@ -213,6 +213,15 @@ int64_t Store::record_replay(const State& state, const ReplayRecord& replay) {
 
 std::vector<Replay> Store::replays_of(const Run& run) { return select_replays(*db_, run.id); }
 
+bool Store::has_replay(const State& state) { return replay_exists(*db_, state.id); }
+
+std::optional<State> Store::last_accepted(const Run& run) {
+  std::optional<State> last;
+  for (State& s : select_states(*db_, run.id, false))
+    if (s.record.accepted) last = std::move(s);
+  return last;
+}
+
 void Store::check_integrity() { kvs::store::check_integrity(*db_); }
 
 }  // namespace kvs::store

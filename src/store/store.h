@@ -65,6 +65,10 @@ class Store {
   int64_t record_replay(const State& state, const ReplayRecord& replay);
   // In the replayed states' eval_order.
   std::vector<Replay> replays_of(const Run& run);
+  // Whether `state` has its test replay (what a rerun skips).
+  bool has_replay(const State& state);
+  // The run's last accepted state (the best a search found; a fixed policy's only state), if any.
+  std::optional<State> last_accepted(const Run& run);
 
   // SQLite's quick_check over the whole file; throws naming the file when it is damaged.
   void check_integrity();

@@ -8,12 +8,14 @@ tokenizer from ../shared) and a LongBench-format qasper file made here:
 3. the same search killed with SIGKILL after a few states, then rerun: it resumes, and its
    trajectory equals the uninterrupted one (no state twice, none lost);
 4. a finished run is reported, not rerun; replay records one test score per accepted state;
-5. two processes writing runs into one database at once both complete;
+5. two processes writing runs into one database at once both complete; a run another process
+   holds is refused with its pid; read-only views leave no -wal/-shm files;
 6. bad input: unknown dataset or profile, a newer schema, a corrupt file, another model for a
    recorded run: one "error:" line, exit status 1.
 
 Env: KVSEARCH_BIN, KVS_SHARED_DIR. Exit status 0 = pass.
 """
+import fcntl
 import json
 import os
 import random
@@ -156,6 +158,24 @@ def main():
         run_id = rows(a, "SELECT id FROM runs")[0][0]
         shown = must("show", "--db", a, "--run", run_id)
         check("lambda" in shown, "show does not print the profile per layer")
+        left = [a + suffix for suffix in ("-wal", "-shm") if os.path.exists(a + suffix)]
+        check(not left, f"runs/show (read-only) left {left} beside the database")
+
+        # 4b. A run another process holds: the second process names it and its pid, exits 1 and
+        # records nothing; once the holder is gone the run proceeds.
+        held = os.path.join(tmp, "held.sqlite")
+        with open(held + ".run-1.lock", "w") as lock:
+            lock.write(f"{os.getpid()}\n")
+            lock.flush()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            line = expect_error("run held by another process", "run", *common, "--profile", "global",
+                                "--budget", "16", "--db", held)
+            check(f"another process (pid {os.getpid()})" in line and "run 1" in line,
+                  f"held run: {line!r}")
+            check(rows(held, "SELECT count(*) FROM states")[0][0] == 0, "a held run recorded states")
+        must("run", *common, "--profile", "global", "--budget", "16", "--db", held)
+        check(rows(held, "SELECT count(*) FROM states")[0][0] == 1, "the released run did not proceed")
+        check(not os.path.exists(held + ".run-1.lock"), "the run's lock file is left behind")
 
         # 5. Two processes, one database.
         c = os.path.join(tmp, "c.sqlite")

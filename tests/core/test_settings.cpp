@@ -1,33 +1,26 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 
+#include "common/scratch_dir.h"
 #include "core/error.h"
 #include "core/settings.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
 class Settings : public ::testing::Test {
  protected:
   void SetUp() override {
-    // ctest runs test cases in parallel processes: one directory each.
-    dir_ = fs::temp_directory_path() /
-           ("kvs_settings_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
-    config_ = (dir_ / "config.json").string();
+    config_ = dir_.file("config.json");
     unsetenv("KVSEARCH_MODEL");
     unsetenv("KVSEARCH_CONFIG");
   }
   void TearDown() override {
     unsetenv("KVSEARCH_MODEL");
     unsetenv("KVSEARCH_CONFIG");
-    fs::remove_all(dir_);
   }
-  fs::path dir_;
+  kvs::test::ScratchDir dir_;  // one per test case: ctest runs them in parallel processes
   std::string config_;
 };
 

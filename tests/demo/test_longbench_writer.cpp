@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "demo/longbench_writer.h"
-#include "evict/scratch_dir.h"
+#include "common/scratch_dir.h"
 #include "longbench/config.h"
 #include "demo/tasks.h"
 #include "longbench/dataset.h"

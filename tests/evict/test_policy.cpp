@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "evict/policy.h"
-#include "scratch_dir.h"
+#include "common/scratch_dir.h"
 
 namespace {
 

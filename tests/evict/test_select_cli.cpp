@@ -17,7 +17,7 @@
 #include "core/safetensors.h"
 #include "evict/layer_selection.h"
 #include "evict/policy.h"
-#include "scratch_dir.h"
+#include "common/scratch_dir.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <string>
 
-#include "evict/scratch_dir.h"
+#include "common/scratch_dir.h"
 
 namespace kvs::experiment::test_support {
 

@@ -210,6 +210,8 @@ def main():
         # 6. The report.
         report = os.path.join(tmp, "report")
         text = must("report", DEMO_SPEC, "--db", merged, "--out", report, "--longbench", lb)
+        left = [merged + suffix for suffix in ("-wal", "-shm") if os.path.exists(merged + suffix)]
+        check(not left, f"report (read-only) left {left} beside the database")
         for name in ("table1.md", "table1.csv", "table2.md", "table2.csv", "table3.md", "README.md"):
             check(os.path.isfile(os.path.join(report, name)), f"report lacks {name}")
         with open(os.path.join(report, "table1.md")) as f:

@@ -38,7 +38,7 @@ TEST(ExperimentSpec, LoadsEveryField) {
   EXPECT_EQ(spec.methods[2].evals, 14);
   const MethodSpec& transfer = spec.method("Segments (B=64 profile)");
   EXPECT_FALSE(transfer.searched());
-  EXPECT_EQ(transfer.profile, "segments");  // its source's
+  EXPECT_EQ(transfer.family, "segments");  // its source's
   EXPECT_EQ(spec.tables[0].reference.at("macro").at("Global"), 34.44);
   // Paths, tables and figures are not part of the results' identity.
   const auto identity = nlohmann::json::parse(spec.identity_json);

@@ -21,7 +21,7 @@ void record(store::Store& db, const ExperimentSpec& spec, const std::string& dat
   r.dataset = dataset;
   r.longbench_dir = "/lb";
   r.budget = budget;
-  r.profile_family = spec.method(method).profile;
+  r.profile_family = spec.method(method).family;
   r.git_commit = "abc123";
   const store::Run run = db.find_or_create_run(r).run;
   store::StateRecord s;

@@ -34,7 +34,7 @@ TEST(ModelPromptOptions, ExplicitChoicesOverrideTheDefaults) {
   EXPECT_EQ(o.chat_template, tokenizer::ChatTemplate::None);
   EXPECT_EQ(model_prompt_options(config_of("mistral", 32000), 0, "mistral").chat_template,
             tokenizer::ChatTemplate::Mistral);
-  EXPECT_THROW(model_prompt_options(config_of("mistral", 32000), 0, "chatml"), Error);
+  EXPECT_THROW(model_prompt_options(config_of("mistral", 32000), 0, "no_such_template"), Error);
 }
 
 }  // namespace

@@ -9,28 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "common/scratch_dir.h"
 #include "core/error.h"
 #include "store/records.h"
 
 namespace kvs::store::test_support {
 
-// A fresh directory under the system's temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kvs-store-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = kvs::test::ScratchDir;
 
 inline RunSpec make_spec(const std::string& key) {
   RunSpec s;

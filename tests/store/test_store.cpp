@@ -1,5 +1,6 @@
 // Round trips of every table and the rules of the typed API: resume, ordering, finished runs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <limits>
 
@@ -269,6 +270,35 @@ TEST(Store, ReadOnlyStoreRefusesWrites) {
   Store store(path, Access::read_only);
   const store::Run run = *store.find_run("run");
   expect_error([&] { store.record_state(run, make_state(0)); }, {path, "readonly"});
+}
+
+TEST(Store, LastAcceptedStateAndReplayLookup) {
+  TempDir dir;
+  Store store(dir.file("runs.db"));
+  const store::Run run = store.find_or_create_run(make_spec("run")).run;
+  EXPECT_FALSE(store.last_accepted(run).has_value());
+  for (int64_t order = 0; order < 4; ++order) store.record_state(run, make_state(order));  // 0, 2 accepted
+  const std::optional<State> last = store.last_accepted(run);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->record.eval_order, 2);
+  const std::vector<State> states = store.states_of(run);
+  EXPECT_FALSE(store.has_replay(states[0]));
+  store.record_replay(states[0], make_replay());
+  EXPECT_TRUE(store.has_replay(states[0]));
+  EXPECT_FALSE(store.has_replay(states[2]));
+}
+
+TEST(Store, ReadOnlyStoreLeavesNoWalFilesBehind) {
+  TempDir dir;
+  const std::string path = dir.file("ro.db");
+  { Store(path).find_or_create_run(make_spec("run")); }
+  ASSERT_NE(access((path + "-wal").c_str(), F_OK), 0) << "a closed writer leaves no -wal";
+  {
+    Store store(path, Access::read_only);
+    EXPECT_EQ(store.list_runs().size(), 1u);
+  }
+  EXPECT_NE(access((path + "-wal").c_str(), F_OK), 0) << "reading left " << path << "-wal";
+  EXPECT_NE(access((path + "-shm").c_str(), F_OK), 0) << "reading left " << path << "-shm";
 }
 
 }  // namespace

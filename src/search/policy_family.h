@@ -10,10 +10,10 @@
 
 namespace kvs::search {
 
-class ProfileFamily {
+class PolicyFamily {
  public:
   // name: baseline | pyramid | global | segments | curve; segments: n for Segments(n).
-  ProfileFamily(const std::string& name, int segments, int64_t budget);
+  PolicyFamily(const std::string& name, int segments, int64_t budget);
 
   const std::string& name() const { return name_; }
   bool searched() const { return searched_; }

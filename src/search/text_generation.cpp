@@ -1,18 +1,21 @@
-#include "model/text_generation.h"
+#include "search/text_generation.h"
+
+#include <ATen/ATen.h>
 
 #include <filesystem>
 
 #include "core/error.h"
 #include "core/npy.h"
-#include "model/generate.h"
 #include "model/transformer.h"
+#include "search/policy_decode.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
-namespace kvs::model {
+namespace kvs::search {
 
 TextGenerationResult generate_text(const TextGenerationRequest& request) {
-  const Transformer model = Transformer::load(request.model_dir, request.load);
+  if (request.policy) request.policy->validate();
+  const model::Transformer model = model::Transformer::load(request.model_dir, request.load);
   std::unique_ptr<tokenizer::Tokenizer> tok;
   if (std::filesystem::exists(std::filesystem::path(request.model_dir) / "tokenizer.model") ||
       request.prompt_ids.empty())
@@ -24,33 +27,23 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
                                                         tokenizer::resolve_chat_template(request.chat_template, request.model_dir, tokenizer::ChatTemplate::None))
                           : request.prompt_ids;
   const bool dump = !request.dump_logits_path.empty();
-  PrefillOptions prefill;
-  prefill.all_logits = dump;
-  prefill.decode_capacity = request.max_new_tokens;
-  std::unique_ptr<CacheCompressor> compressor;
-  if (request.compressor) {
-    compressor = request.compressor(model.config().num_hidden_layers, request.max_new_tokens);
-    prefill.observer = &compressor->observer();
-    prefill.keep_cache = false;
-  }
-  PrefillResult pre = model.prefill(result.prompt_ids, prefill);
-  if (compressor) pre.cache = compressor->take_cache();
-
-  GreedyOptions greedy;
-  greedy.max_new_tokens = request.max_new_tokens;
-  for (int64_t id : model.config().eos_token_ids) greedy.stop_ids.insert(static_cast<int32_t>(id));
-  if (tok) greedy.stop_ids.insert(tok->eos_ids().begin(), tok->eos_ids().end());
-  greedy.collect_logits = dump;
-  const at::Tensor first = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);
-  GreedyResult out = greedy_decode(model, pre.cache, first, greedy);
-  result.generated_ids = out.tokens[0];
+  PolicyDecodeOptions options;
+  options.greedy.max_new_tokens = request.max_new_tokens;
+  for (int64_t id : model.config().eos_token_ids) options.greedy.stop_ids.insert(static_cast<int32_t>(id));
+  if (tok) options.greedy.stop_ids.insert(tok->eos_ids().begin(), tok->eos_ids().end());
+  options.greedy.collect_logits = dump;
+  options.full_cache = !request.policy;
+  std::vector<evict::Policy> policies;
+  if (request.policy) policies.push_back(*request.policy);
+  PolicyDecodes out = decode_with_policies(model, result.prompt_ids, policies, options);
+  result.generated_ids = out.tokens.front();
   if (tok) result.text = tok->decode(result.generated_ids, /*skip_special=*/true);
 
   if (dump) {
     // Row i holds the logits predicting token i + 1 of prompt + generated: the prompt rows, then
     // one row per generated token after the first (the first step's row is the last prompt row).
-    const int64_t n = pre.logits.size(0), steps = out.step_logits.size(0);
-    at::Tensor rows = at::cat({pre.logits.to(at::kCPU),
+    const int64_t n = out.prompt_logits.size(0), steps = out.step_logits.size(0);
+    at::Tensor rows = at::cat({out.prompt_logits.to(at::kCPU),
                                out.step_logits.narrow(0, 1, steps - 1).select(1, 0)})
                           .contiguous();
     std::vector<float> data(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
@@ -59,4 +52,4 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
   return result;
 }
 
-}  // namespace kvs::model
+}  // namespace kvs::search

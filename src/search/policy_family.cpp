@@ -1,4 +1,4 @@
-#include "search/profile_family.h"
+#include "search/policy_family.h"
 
 #include <cmath>
 
@@ -10,7 +10,7 @@ namespace {
 constexpr double kGlobalLambda2 = -0.15;  // the paper's default Global setting
 }
 
-ProfileFamily::ProfileFamily(const std::string& name, int segments, int64_t budget)
+PolicyFamily::PolicyFamily(const std::string& name, int segments, int64_t budget)
     : name_(name), segments_(segments), budget_(budget) {
   if (name != "baseline" && name != "pyramid" && name != "global" && name != "segments" &&
       name != "curve")
@@ -19,7 +19,7 @@ ProfileFamily::ProfileFamily(const std::string& name, int segments, int64_t budg
   searched_ = name == "segments" || name == "curve";
 }
 
-std::vector<double> ProfileFamily::warm_start() const {
+std::vector<double> PolicyFamily::warm_start() const {
   const double a2 = std::asinh(kGlobalLambda2);
   if (name_ == "segments") {
     std::vector<double> latent(2 * static_cast<size_t>(segments_), 0.0);
@@ -30,7 +30,7 @@ std::vector<double> ProfileFamily::warm_start() const {
   return {};
 }
 
-evict::Policy ProfileFamily::policy(const std::vector<double>& latent) const {
+evict::Policy PolicyFamily::policy(const std::vector<double>& latent) const {
   if (name_ == "baseline") return evict::snapkv_policy(budget_);
   if (name_ == "pyramid") return evict::pyramidkv_policy(budget_);
   evict::Policy p = evict::global_policy(budget_, 0.0, kGlobalLambda2);

@@ -1,6 +1,6 @@
-// A fresh directory under $TMPDIR (or /tmp) for one test, removed with its contents at scope exit.
-// Unique per process, so ctest -j can run tests of one binary side by side. POSIX calls instead
-// of std::filesystem::remove_all: PyPI's libtorch.so exports its own std::filesystem symbols, and
+// The tests' scratch directory: a fresh directory under $TMPDIR (or /tmp) for one test, removed
+// with its contents at scope exit. Unique per process, so ctest -j can run tests of one binary side
+// by side. POSIX calls instead of std::filesystem::remove_all: PyPI's libtorch.so exports its own std::filesystem symbols, and
 // its remove_all crashes when our binaries resolve to it.
 #pragma once
 
@@ -19,7 +19,7 @@ class ScratchDir {
  public:
   ScratchDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/kvs_evict_XXXXXX";
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/kvs_test_XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     if (!mkdtemp(buffer.data()))

@@ -1,0 +1,36 @@
+// Text in, text out: the whole `generate` path (tokenize, chat template, prefill, optional
+// eviction, greedy decode, detokenize, optional logit dump) behind a torch-free header. It sits
+// above both the runner and eviction and answers through decode_with_policies, the path the
+// search evaluator uses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evict/policy.h"
+#include "model/runtime.h"
+
+namespace kvs::search {
+
+struct TextGenerationRequest {
+  std::string model_dir;
+  std::string prompt_text;          // used when prompt_ids is empty
+  std::vector<int32_t> prompt_ids;  // raw ids, used as given (no BOS added)
+  int64_t max_new_tokens = 32;
+  std::string chat_template = "none";
+  std::string dump_logits_path;         // float32 [prompt + generated - 1, vocab] .npy when set
+  std::optional<evict::Policy> policy;  // evicts the prompt's cache; unset: the full cache
+  model::LoadOptions load;
+};
+
+struct TextGenerationResult {
+  std::vector<int32_t> prompt_ids;
+  std::vector<int32_t> generated_ids;  // the stop token included when one was generated
+  std::string text;                    // generated text, special tokens skipped
+};
+
+TextGenerationResult generate_text(const TextGenerationRequest& request);
+
+}  // namespace kvs::search
