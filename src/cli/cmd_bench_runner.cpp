@@ -1,4 +1,4 @@
-// kvsearch bench runner: prefill/decode speed next to the machine's sgemm peak and bandwidth.
+// kvsearch bench runner: prefill/decode speed next to the machine's sgemm rate and bandwidth.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -8,13 +8,17 @@
 namespace {
 
 void setup(CLI::App& parent) {
-  auto* cmd = parent.add_subcommand("runner", "Prefill and decode speed of a checkpoint");
+  auto* cmd = parent.add_subcommand(
+      "runner", "Prefill and decode speed of a checkpoint at one or more prompt lengths");
   auto opts = std::make_shared<kvs::model::RunnerBenchOptions>();
   auto json = std::make_shared<bool>(false);
   cmd->add_option("--model", opts->model_dir, "Checkpoint directory")->required();
-  cmd->add_option("--prompt-tokens", opts->prompt_tokens, "Prompt length")->capture_default_str();
+  cmd->add_option("--prompt-tokens", opts->prompt_tokens, "Prompt lengths, e.g. 1024,4096,8160")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--new-tokens", opts->new_tokens, "Decode steps")->capture_default_str();
-  cmd->add_option("--repeats", opts->repeats, "Best of N")->capture_default_str();
+  cmd->add_option("--repeats", opts->repeats, "Interleaved repeats; figures are their median")
+      ->capture_default_str();
   cmd->add_option("--device", opts->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", opts->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
   cmd->add_flag("--json", *json, "One JSON object");

@@ -15,11 +15,21 @@ namespace {
 struct BenchOptions {
   evict::SelectBenchOptions bench;
   std::string device = "cpu";
+  std::string save_inputs;
   bool json = false;
 };
 
+std::string spread_ms(const model::Spread& s) {
+  return strfmt("%9.1f ms  [%.1f, %.1f]", s.median, s.low, s.high);
+}
+
 void run(BenchOptions o) {
   o.bench.device = model::resolve_device(o.device);
+  if (!o.save_inputs.empty()) {
+    evict::save_select_bench_inputs(o.bench, o.save_inputs);
+    log::info("bench select: inputs and policies written to " + o.save_inputs);
+    return;
+  }
   const evict::SelectBenchResult r = evict::run_select_bench(o.bench);
   if (o.json) {
     std::printf("%s\n", evict::select_bench_to_json(r).dump(2).c_str());
@@ -28,17 +38,25 @@ void run(BenchOptions o) {
   const auto& b = r.options;
   std::printf(
       "eviction per prompt: %lld tokens, %lld layers, %lld/%lld heads, head_dim %lld, "
-      "budget %lld, window %lld, %s, %d threads, best of %lld\n",
+      "budget %lld, window %lld, %s, %d threads, median [low, high] of %lld interleaved repeats\n",
       (long long)b.tokens, (long long)b.layers, (long long)b.heads, (long long)b.kv_heads,
       (long long)b.head_dim, (long long)b.budget, (long long)b.window, b.device.c_str(), r.threads,
       (long long)b.repeats);
-  std::printf("  window statistics          %9.1f ms\n", r.window_stats_ms);
-  std::printf("  top-k selection (pyramid)  %9.1f ms\n", r.topk_select_ms);
-  std::printf("  greedy diverse selection   %9.1f ms   (lambda1 %g, lambda2 %g)\n",
-              r.greedy_select_ms, b.lambda1, b.lambda2);
-  std::printf("  complete step, baseline    %9.1f ms\n", r.baseline_step_ms);
-  std::printf("  complete step, diverse     %9.1f ms\n", r.diverse_step_ms);
-  std::printf("  diverse / baseline         %9.3f   (target <= 1.25)\n", r.diverse_over_baseline());
+  std::printf("  window statistics          %s\n", spread_ms(r.window_stats_ms).c_str());
+  std::printf("    compute floor            %9.1f ms  (%.1f GFLOP at the sgemm probe's %.1f GFLOP/s)\n",
+              r.window_stats_gflop / r.sgemm_gflops.median * 1e3, r.window_stats_gflop,
+              r.sgemm_gflops.median);
+  std::printf("    over the floor           %9.2f     [%.2f, %.2f]   (target <= 1.5)\n",
+              r.window_stats_over_floor.median, r.window_stats_over_floor.low,
+              r.window_stats_over_floor.high);
+  std::printf("  top-k selection (pyramid)  %s\n", spread_ms(r.topk_select_ms).c_str());
+  std::printf("  greedy diverse selection   %s   (lambda1 %g, lambda2 %g)\n",
+              spread_ms(r.greedy_select_ms).c_str(), b.lambda1, b.lambda2);
+  std::printf("  complete step, baseline    %s\n", spread_ms(r.baseline_step_ms).c_str());
+  std::printf("  complete step, diverse     %s\n", spread_ms(r.diverse_step_ms).c_str());
+  std::printf("  diverse / baseline         %9.3f     [%.3f, %.3f]   (target <= 1.10)\n",
+              r.diverse_over_baseline.median, r.diverse_over_baseline.low,
+              r.diverse_over_baseline.high);
 }
 
 void setup(CLI::App& parent) {
@@ -60,10 +78,14 @@ void setup(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_option("--lambda2", b.lambda2, "diverse policy: redundancy coefficient")
       ->capture_default_str();
-  cmd->add_option("--repeats", b.repeats, "runs; each figure is the best")->capture_default_str();
+  cmd->add_option("--repeats", b.repeats, "interleaved repeats; each figure is their median")
+      ->capture_default_str();
   cmd->add_option("--seed", b.seed, "seed of the synthetic tensors")->capture_default_str();
   cmd->add_option("--device", options->device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_flag("--json", options->json, "print one JSON object");
+  cmd->add_option("--save-inputs", options->save_inputs,
+                  "write the inputs and both policies for `kvsearch select` to this directory "
+                  "instead of timing");
   cmd->callback([options] { run(*options); });
 }
 

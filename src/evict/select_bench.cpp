@@ -5,39 +5,31 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
-#include <limits>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/safetensors.h"
 #include "core/timer.h"
 #include "evict/compressed_cache.h"
 #include "evict/layer_selection.h"
 #include "evict/policy.h"
 #include "evict/window_stats.h"
 
-#ifdef KVS_WITH_KERNELS
-#include "kernels/evict_kernels.h"
-#endif
-
 namespace kvs::evict {
 
 namespace {
 
-// Waits for queued device work so that a timer measures it.
-void sync(const at::Device& device) {
-#ifdef KVS_WITH_KERNELS
-  if (device.is_cuda()) kernels::synchronize_cuda();
-#endif
-}
-
 // Milliseconds of fn(), device work included.
 double time_ms(const at::Device& device, const std::function<void()>& fn) {
-  sync(device);
+  model::synchronize_device(device);
   const Timer timer;
   fn();
-  sync(device);
+  model::synchronize_device(device);
   return timer.seconds() * 1e3;
 }
 
@@ -57,67 +49,135 @@ void check_options(const SelectBenchOptions& o) {
   }
 }
 
-}  // namespace
+struct BenchPolicies {
+  Policy baseline, diverse;
+};
 
-SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
-  check_options(options);
-  Policy baseline = pyramidkv_policy(options.budget);
-  Policy diverse = global_policy(options.budget, options.lambda1, options.lambda2);
-  baseline.budget.window = diverse.budget.window = options.window;
-  baseline.validate("baseline policy");
-  diverse.validate("diverse policy");
+BenchPolicies bench_policies(const SelectBenchOptions& options) {
+  BenchPolicies p{pyramidkv_policy(options.budget),
+                  global_policy(options.budget, options.lambda1, options.lambda2)};
+  p.baseline.budget.window = p.diverse.budget.window = options.window;
+  p.baseline.validate("baseline policy");
+  p.diverse.validate("diverse policy");
+  return p;
+}
 
-  const at::Device device(options.device == "cuda" ? at::kCUDA : at::kCPU);
+// One layer's tensors, reused for every layer: the budgets and coefficients still vary by layer.
+struct BenchTensors {
+  at::Tensor queries, keys, values;
+};
+
+BenchTensors bench_tensors(const SelectBenchOptions& options, const at::Device& device) {
   auto generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
   const auto randn = [&](at::IntArrayRef shape) {
     return at::randn(shape, generator, at::TensorOptions().dtype(at::kFloat)).to(device);
   };
-  // One layer's tensors, reused for every layer: the budgets and coefficients still vary by layer.
-  const at::Tensor queries = randn({options.heads, options.window, options.head_dim});
-  const at::Tensor keys = randn({options.kv_heads, options.tokens, options.head_dim});
-  const at::Tensor values = randn({options.kv_heads, options.tokens, options.head_dim});
+  BenchTensors t;
+  t.queries = randn({options.heads, options.window, options.head_dim});
+  t.keys = randn({options.kv_heads, options.tokens, options.head_dim});
+  t.values = randn({options.kv_heads, options.tokens, options.head_dim});
+  return t;
+}
+
+}  // namespace
+
+SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
+  check_options(options);
+  const BenchPolicies policies = bench_policies(options);
+  const Policy& baseline = policies.baseline;
+  const Policy& diverse = policies.diverse;
+  const at::Device device(options.device == "cuda" ? at::kCUDA : at::kCPU);
+  const BenchTensors t = bench_tensors(options, device);
   const int64_t L = options.layers;
   const LayerBudgets budgets = layer_budgets(baseline.budget, options.tokens, L);
+  const int64_t group_rows = options.heads / options.kv_heads * options.window;
 
   const auto whole_step = [&](const Policy& policy) {
     CompressingObserver observer({policy}, L, /*decode_capacity=*/32);
     for (int64_t l = 0; l < L; ++l)
-      observer.on_layer(model::PrefillLayer{l, keys, values, queries});
+      observer.on_layer(model::PrefillLayer{l, t.keys, t.values, t.queries});
     observer.take_cache();
+  };
+  const auto select_all = [&](const std::vector<WindowStats>& stats, const Policy& policy) {
+    for (int64_t l = 0; l < L; ++l) {
+      select_tokens(stats[static_cast<size_t>(l)], t.keys, policy,
+                    budgets.selected[static_cast<size_t>(l)], l, L);
+    }
   };
 
   SelectBenchResult r;
   r.options = options;
   r.threads = at::get_num_threads();
-  const double inf = std::numeric_limits<double>::infinity();
-  r.window_stats_ms = r.topk_select_ms = r.greedy_select_ms = r.baseline_step_ms =
-      r.diverse_step_ms = inf;
+  // Q K^T of every layer: [kv_heads] x [group * W, d] @ [d, n].
+  r.window_stats_gflop = 2.0 * L * options.heads * options.window * options.head_dim *
+                         static_cast<double>(options.tokens) / 1e9;
+  std::vector<double> stats_ms, topk_ms, greedy_ms, baseline_ms, diverse_ms, ratio, sgemm, floor;
   for (int64_t rep = 0; rep < options.repeats; ++rep) {
+    const double rate = std::max(
+        model::gemm_gflops(device, at::kFloat, 1, 1024, 1024, 1024),
+        model::gemm_gflops(device, at::kFloat, options.kv_heads, group_rows, options.head_dim,
+                           options.tokens));
     std::vector<WindowStats> stats(static_cast<size_t>(L));
-    r.window_stats_ms = std::min(r.window_stats_ms, time_ms(device, [&] {
-                                   for (int64_t l = 0; l < L; ++l)
-                                     stats[static_cast<size_t>(l)] =
-                                         compute_window_stats(queries, keys);
-                                 }));
-    r.topk_select_ms = std::min(r.topk_select_ms, time_ms(device, [&] {
-                                  for (int64_t l = 0; l < L; ++l) {
-                                    select_tokens(stats[static_cast<size_t>(l)], keys, baseline,
-                                                  budgets.selected[static_cast<size_t>(l)], l, L);
-                                  }
-                                }));
-    r.greedy_select_ms = std::min(r.greedy_select_ms, time_ms(device, [&] {
-                                    for (int64_t l = 0; l < L; ++l) {
-                                      select_tokens(stats[static_cast<size_t>(l)], keys, diverse,
-                                                    budgets.selected[static_cast<size_t>(l)], l, L);
-                                    }
-                                  }));
+    stats_ms.push_back(time_ms(device, [&] {
+      for (auto& layer_stats : stats) layer_stats = compute_window_stats(t.queries, t.keys);
+    }));
+    topk_ms.push_back(time_ms(device, [&] { select_all(stats, baseline); }));
+    greedy_ms.push_back(time_ms(device, [&] { select_all(stats, diverse); }));
     stats.clear();
-    r.baseline_step_ms =
-        std::min(r.baseline_step_ms, time_ms(device, [&] { whole_step(baseline); }));
-    r.diverse_step_ms = std::min(r.diverse_step_ms, time_ms(device, [&] { whole_step(diverse); }));
+    // Alternating order: a drift in the machine's load favours neither step.
+    double base = 0, div = 0;
+    if (rep % 2 == 0) {
+      base = time_ms(device, [&] { whole_step(baseline); });
+      div = time_ms(device, [&] { whole_step(diverse); });
+    } else {
+      div = time_ms(device, [&] { whole_step(diverse); });
+      base = time_ms(device, [&] { whole_step(baseline); });
+    }
+    baseline_ms.push_back(base);
+    diverse_ms.push_back(div);
+    ratio.push_back(div / base);
+    sgemm.push_back(rate);
+    floor.push_back(stats_ms.back() / (r.window_stats_gflop / rate * 1e3));
   }
+  r.window_stats_ms = model::spread_of(stats_ms);
+  r.topk_select_ms = model::spread_of(topk_ms);
+  r.greedy_select_ms = model::spread_of(greedy_ms);
+  r.baseline_step_ms = model::spread_of(baseline_ms);
+  r.diverse_step_ms = model::spread_of(diverse_ms);
+  r.diverse_over_baseline = model::spread_of(ratio);
+  r.sgemm_gflops = model::spread_of(sgemm);
+  r.window_stats_over_floor = model::spread_of(floor);
   return r;
 }
+
+void save_select_bench_inputs(const SelectBenchOptions& options, const std::string& dir) {
+  check_options(options);
+  const BenchPolicies policies = bench_policies(options);
+  const BenchTensors t = bench_tensors(options, at::kCPU);
+  std::filesystem::create_directories(dir);
+  SafetensorsWriter writer;
+  for (const auto& [name, tensor] : {std::pair<const char*, const at::Tensor&>{"q_window", t.queries},
+                                     {"keys", t.keys}}) {
+    const at::Tensor c = tensor.contiguous();
+    writer.add(name, DType::F32, c.sizes().vec(), c.data_ptr(), c.numel() * sizeof(float));
+  }
+  writer.write((std::filesystem::path(dir) / "tensors.safetensors").string());
+  for (const auto& [name, policy] : {std::pair<const char*, const Policy&>{"baseline", policies.baseline},
+                                     {"diverse", policies.diverse}}) {
+    const std::string path = (std::filesystem::path(dir) / (std::string(name) + ".json")).string();
+    std::ofstream out(path);
+    out << policy_to_json(policy).dump(2) << "\n";
+    if (!out) throw error_at(path, "cannot be written");
+  }
+}
+
+namespace {
+
+nlohmann::json spread_json(const model::Spread& s) {
+  return nlohmann::json{{"median", s.median}, {"low", s.low}, {"high", s.high}};
+}
+
+}  // namespace
 
 nlohmann::json select_bench_to_json(const SelectBenchResult& r) {
   const SelectBenchOptions& o = r.options;
@@ -136,12 +196,15 @@ nlohmann::json select_bench_to_json(const SelectBenchResult& r) {
       {"threads", r.threads},
       {"baseline", "pyramidkv"},
       {"diverse", "global"},
-      {"window_stats_ms", r.window_stats_ms},
-      {"topk_select_ms", r.topk_select_ms},
-      {"greedy_select_ms", r.greedy_select_ms},
-      {"baseline_step_ms", r.baseline_step_ms},
-      {"diverse_step_ms", r.diverse_step_ms},
-      {"diverse_over_baseline", r.diverse_over_baseline()},
+      {"window_stats_ms", spread_json(r.window_stats_ms)},
+      {"topk_select_ms", spread_json(r.topk_select_ms)},
+      {"greedy_select_ms", spread_json(r.greedy_select_ms)},
+      {"baseline_step_ms", spread_json(r.baseline_step_ms)},
+      {"diverse_step_ms", spread_json(r.diverse_step_ms)},
+      {"diverse_over_baseline", spread_json(r.diverse_over_baseline)},
+      {"window_stats_gflop", r.window_stats_gflop},
+      {"sgemm_gflops", spread_json(r.sgemm_gflops)},
+      {"window_stats_over_floor", spread_json(r.window_stats_over_floor)},
   };
 }
 

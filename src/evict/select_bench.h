@@ -2,12 +2,18 @@
 // size, per prompt (summed over the layers): window statistics, top-k selection (PyramidKV),
 // greedy diverse selection (the Global policy on the pyramid schedule), and the complete eviction
 // step (statistics + selection + gather + cache assembly, through CompressingObserver) of each.
-// Every figure is the best of `repeats` runs, which keeps other load on the machine out of it.
+// Every repeat times all of them back to back with an sgemm probe (the two complete steps in
+// alternating order), so machine load moves all of a repeat's figures together: each figure is
+// the median over the repeats with its spread, the diverse / baseline ratio the median of the
+// repeats' own ratios, and the statistics' compute floor (their products' FLOPs at the sgemm
+// rate of the same repeat) their ideal time.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+
+#include "model/bench_probes.h"
 
 namespace kvs::evict {
 
@@ -29,15 +35,23 @@ struct SelectBenchOptions {
 struct SelectBenchResult {
   SelectBenchOptions options;
   int threads = 0;
-  double window_stats_ms = 0;
-  double topk_select_ms = 0;    // score + top-k, all layers
-  double greedy_select_ms = 0;  // score + candidates + greedy admission, all layers
-  double baseline_step_ms = 0;  // complete eviction step, PyramidKV
-  double diverse_step_ms = 0;   // complete eviction step, Global
-  double diverse_over_baseline() const { return diverse_step_ms / baseline_step_ms; }
+  model::Spread window_stats_ms;
+  model::Spread topk_select_ms;    // score + top-k, all layers
+  model::Spread greedy_select_ms;  // score + candidates + greedy admission, all layers
+  model::Spread baseline_step_ms;  // complete eviction step, PyramidKV
+  model::Spread diverse_step_ms;   // complete eviction step, Global
+  model::Spread diverse_over_baseline;
+  double window_stats_gflop = 0;  // their products' floating-point work, all layers
+  model::Spread sgemm_gflops;     // the probe: the best of a square and the statistics' shape
+  model::Spread window_stats_over_floor;
 };
 
 SelectBenchResult run_select_bench(const SelectBenchOptions& options);
 nlohmann::json select_bench_to_json(const SelectBenchResult& result);
+
+// Writes the bench's inputs for `kvsearch select` (the same tensors every layer reads) to dir:
+// tensors.safetensors (q_window, keys), baseline.json and diverse.json (the two policies), so
+// that the kept sets of two builds can be compared layer by layer (tools/bench_select_check.sh).
+void save_select_bench_inputs(const SelectBenchOptions& options, const std::string& dir);
 
 }  // namespace kvs::evict

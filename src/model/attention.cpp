@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "model/prefill_blocks.h"
 
 #if TORCH_VERSION_MAJOR >= 2
 #define KVS_HAVE_SDPA 1
@@ -42,18 +43,21 @@ at::Tensor blocked_prefill(const at::Tensor& q, const at::Tensor& k, const at::T
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   at::Tensor out = at::empty_like(q);
   const at::Tensor grouped_q = q.view({kv_heads, group, n, d});
-  for (int64_t q0 = 0; q0 < n; q0 += block_size) {
-    const int64_t rows = std::min(block_size, n - q0);
+  for (int64_t q0 = 0; q0 < n;) {
+    const int64_t most_keys = window ? std::min(n, *window + block_size) : std::min(n, q0 + block_size);
+    const int64_t rows = std::min(prefill_block_rows(heads, most_keys, block_size), n - q0);
     const int64_t k0 = window ? std::max<int64_t>(0, q0 - *window + 1) : 0;
     const int64_t keys = q0 + rows - k0;
     // [kv_heads, group * rows, d] x [kv_heads, d, keys]: GQA without repeating K/V.
     const at::Tensor qb = grouped_q.narrow(2, q0, rows).reshape({kv_heads, group * rows, d});
-    at::Tensor scores = at::bmm(qb, k.narrow(1, k0, keys).transpose(1, 2)).to(at::kFloat) * scale;
-    const at::Tensor mask = causal_mask(q0, rows, k0, keys, window, q.device());
-    scores = scores.view({kv_heads, group, rows, keys}) + mask;
+    at::Tensor scores = at::bmm(qb, k.narrow(1, k0, keys).transpose(1, 2)).to(at::kFloat);
+    scores.mul_(scale);
+    scores.view({kv_heads, group, rows, keys}).add_(causal_mask(q0, rows, k0, keys, window, q.device()));
     const at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
+    scores.reset();
     const at::Tensor ob = at::bmm(probs.view({kv_heads, group * rows, keys}), v.narrow(1, k0, keys));
     out.narrow(1, q0, rows).copy_(ob.view({heads, rows, d}));
+    q0 += rows;
   }
   return out;
 }
@@ -79,6 +83,11 @@ at::Tensor sdpa_prefill(const at::Tensor& q, const at::Tensor& k, const at::Tens
 }  // namespace
 
 bool sdpa_available() { return KVS_HAVE_SDPA != 0; }
+
+int64_t prefill_block_rows(int64_t heads, int64_t keys, int64_t block_size) {
+  const int64_t row_bytes = 2 * heads * std::max<int64_t>(1, keys) * int64_t{sizeof(float)};
+  return std::max<int64_t>(1, std::min(block_size, kBlockScoreBytes / row_bytes));
+}
 
 at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              const PrefillAttentionOptions& options) {

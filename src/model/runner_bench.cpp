@@ -3,7 +3,8 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <array>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -18,8 +19,8 @@ namespace kvs::model {
 
 namespace {
 
-// VmRSS / VmHWM from /proc/self/status, in bytes (0 where unavailable).
-int64_t proc_status_kb(const std::string& key) {
+// A field of /proc/self/status (VmRSS, VmHWM) in bytes, 0 where unavailable.
+int64_t proc_status_bytes(const std::string& key) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line))
@@ -29,131 +30,155 @@ int64_t proc_status_kb(const std::string& key) {
 
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-void synchronize(at::Device device) {
-  if (device.is_cuda()) at::zeros({1}, at::TensorOptions().device(device)).cpu();
+int64_t checkpoint_bytes(const std::string& model_dir) {
+  int64_t total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(model_dir))
+    if (entry.path().extension() == ".safetensors") total += static_cast<int64_t>(entry.file_size());
+  return total;
 }
 
-template <typename F>
-double best_seconds(int repeats, at::Device device, F&& work) {
-  double best = 1e30;
-  for (int i = 0; i < repeats; ++i) {
-    synchronize(device);
-    Timer timer;
-    work();
-    synchronize(device);
-    best = std::min(best, timer.seconds());
-  }
-  return best;
-}
-
-// The best sgemm (or the run dtype's gemm) rate the BLAS reaches here: over a square 2048 product
-// and the model's own prefill shapes at this prompt length, so the prefill fraction compares
-// like with like.
-double measure_gemm_peak_gflops(at::Device device, at::ScalarType dtype, const ModelConfig& c,
-                                int64_t tokens, int repeats) {
-  const auto opts = at::TensorOptions().device(device).dtype(dtype);
+// The best rate of the run dtype's gemm on the model's own prefill shapes at this prompt length
+// (QKV, gate/up, down), so that the prefill fraction compares like with like.
+double probe_prefill_gemm(at::Device device, at::ScalarType dtype, const ModelConfig& c,
+                          int64_t tokens) {
   const int64_t h = c.hidden_size, inter = c.intermediate_size;
   const int64_t qkv = c.head_dim * (c.num_attention_heads + 2 * c.num_key_value_heads);
-  const std::vector<std::array<int64_t, 3>> shapes = {
-      {2048, 2048, 2048}, {tokens, h, qkv}, {tokens, h, inter}, {tokens, inter, h}};
-  double best = 0;
-  for (const auto& [m, k, n] : shapes) {
-    const at::Tensor a = at::randn({m, k}, opts), b = at::randn({k, n}, opts);
-    at::Tensor out = at::mm(a, b);  // warm-up
-    const double s = best_seconds(repeats + 2, device, [&] { out = at::mm(a, b); });
-    best = std::max(best, 2.0 * static_cast<double>(m) * k * n / s / 1e9);
-  }
-  return best;
+  return std::max({gemm_gflops(device, dtype, 1, tokens, h, qkv),
+                   gemm_gflops(device, dtype, 1, tokens, h, inter),
+                   gemm_gflops(device, dtype, 1, tokens, inter, h)});
 }
-
-double measure_read_bandwidth_gbps(at::Device device, int repeats) {
-  const int64_t bytes = int64_t{512} << 20;
-  const at::Tensor t = at::ones({bytes / 4}, at::TensorOptions().device(device).dtype(at::kFloat));
-  at::Tensor total = t.sum();
-  const double s = best_seconds(repeats + 2, device, [&] { total = t.sum(); });
-  return static_cast<double>(bytes) / s / 1e9;
-}
-
-int64_t dtype_bytes(at::ScalarType t) { return static_cast<int64_t>(c10::elementSize(t)); }
 
 }  // namespace
 
+std::vector<int32_t> runner_bench_prompt(int64_t tokens, int64_t vocab_size, int64_t bos_id) {
+  std::vector<int32_t> ids(static_cast<size_t>(tokens));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(vocab_size));
+  if (!ids.empty()) ids[0] = static_cast<int32_t>(bos_id);
+  return ids;
+}
+
 RunnerBenchResult bench_runner(const RunnerBenchOptions& options) {
-  if (options.prompt_tokens < 1 || options.new_tokens < 1)
-    throw Error("bench runner: --prompt-tokens and --new-tokens must be positive");
-  const Transformer model = Transformer::load(options.model_dir, options.load);
-  const ModelConfig& c = model.config();
-  if (options.prompt_tokens + options.new_tokens > c.max_position_embeddings)
-    throw Error("bench runner: prompt + new tokens exceed max_position_embeddings");
+  if (options.prompt_tokens.empty()) throw Error("bench runner: --prompt-tokens lists no length");
+  for (int64_t n : options.prompt_tokens)
+    if (n < 1) throw Error(strfmt("bench runner: --prompt-tokens %lld is not positive", (long long)n));
+  if (options.new_tokens < 2)
+    throw Error("bench runner: --new-tokens must be at least 2 (the first comes from the prefill)");
+  if (options.repeats < 1) throw Error("bench runner: --repeats must be positive");
   RunnerBenchResult r;
-  r.device = model.device().str();
+  const Timer load_timer;
+  const Transformer model = Transformer::load(options.model_dir, options.load);
+  r.load_seconds = load_timer.seconds();
+  r.checkpoint_bytes = checkpoint_bytes(options.model_dir);
+  const ModelConfig& c = model.config();
+  for (int64_t n : options.prompt_tokens)
+    if (n + options.new_tokens > c.max_position_embeddings)
+      throw Error(strfmt("bench runner: %lld prompt + %lld new tokens exceed max_position_embeddings %lld",
+                         (long long)n, (long long)options.new_tokens,
+                         (long long)c.max_position_embeddings));
+  const at::Device device = model.device();
+  r.device = device.str();
   r.dtype = c10::toString(model.dtype());
   r.torch_version = torch_version();
   r.threads = at::get_num_threads();
-  r.prompt_tokens = options.prompt_tokens;
+  r.repeats = options.repeats;
   r.new_tokens = options.new_tokens;
   r.parameters = c.parameter_count();
 
-  // A fixed pseudo-random prompt: token ids spread over the vocabulary.
-  std::vector<int32_t> ids(static_cast<size_t>(options.prompt_tokens));
-  for (size_t i = 0; i < ids.size(); ++i)
-    ids[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(c.vocab_size));
-  ids[0] = static_cast<int32_t>(c.bos_token_id);
-
+  const double elem = static_cast<double>(c10::elementSize(model.dtype()));
+  const double layer_matmul_params =
+      static_cast<double>(c.hidden_size) * c.head_dim *
+          (2 * c.num_attention_heads + 2 * c.num_key_value_heads) +
+      3.0 * c.hidden_size * c.intermediate_size;
   PrefillOptions prefill;
   prefill.decode_capacity = options.new_tokens;
-  model.prefill(std::vector<int32_t>(ids.begin(), ids.begin() + std::min<size_t>(ids.size(), 64)),
-                prefill);  // warm-up
-  const int64_t rss_before = proc_status_kb("VmRSS");
-  reset_peak_rss();
-  PrefillResult pre;
-  r.prefill_seconds = best_seconds(options.repeats, model.device(), [&] {
-    pre = PrefillResult();
-    pre = model.prefill(ids, prefill);
-  });
-  r.prefill_peak_extra_bytes = std::max<int64_t>(0, proc_status_kb("VmHWM") - rss_before);
-  const double n = static_cast<double>(options.prompt_tokens);
-  const double layer_matmul_params =
-      static_cast<double>(c.hidden_size) * c.head_dim * (2 * c.num_attention_heads + 2 * c.num_key_value_heads) +
-      3.0 * c.hidden_size * c.intermediate_size;
-  // Causal attention: QK^T and PV over n(n+1)/2 query-key pairs per head.
-  const double attention_flops = 2.0 * 2.0 * c.num_attention_heads * c.head_dim * n * (n + 1) / 2;
-  const double prefill_flops = c.num_hidden_layers * (2.0 * n * layer_matmul_params + attention_flops) +
-                               2.0 * c.vocab_size * c.hidden_size;
-  r.prefill_tokens_per_s = n / r.prefill_seconds;
-  r.prefill_gflops = prefill_flops / r.prefill_seconds / 1e9;
-
   GreedyOptions greedy;
   greedy.max_new_tokens = options.new_tokens;  // no stop ids: every step runs
-  double decode_best = 1e30;
-  for (int i = 0; i < options.repeats; ++i) {
-    PrefillResult fresh = model.prefill(ids, prefill);
-    synchronize(model.device());
-    Timer timer;
-    const GreedyResult out = greedy_decode(model, fresh.cache, fresh.logits, greedy);
-    synchronize(model.device());
-    // The first token comes from the prefill's logits: steps - 1 forward passes were timed.
-    decode_best = std::min(decode_best, timer.seconds() / std::max<int64_t>(1, out.steps - 1));
-  }
-  r.decode_seconds_per_token = decode_best;
-  r.decode_tokens_per_s = 1.0 / decode_best;
-  // Bytes every decode step must read: all layer weights, the final norm, the LM head, and the
-  // keys and values cached so far (the prompt plus, on average, half the new tokens).
-  const double elem = static_cast<double>(dtype_bytes(model.dtype()));
-  const double mean_cached = n + 0.5 * static_cast<double>(options.new_tokens);
-  r.decode_bytes = elem * (c.num_hidden_layers * (layer_matmul_params + 2.0 * c.hidden_size) +
-                           c.hidden_size + static_cast<double>(c.vocab_size) * c.hidden_size) +
-                   elem * 2.0 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * mean_cached;
-  r.decode_gbps = r.decode_bytes / decode_best / 1e9;
+  std::vector<double> all_sgemm, all_bandwidth;
+  for (int64_t tokens : options.prompt_tokens) {
+    RunnerLengthResult L;
+    L.prompt_tokens = tokens;
+    const std::vector<int32_t> ids = runner_bench_prompt(tokens, c.vocab_size, c.bos_token_id);
+    const double n = static_cast<double>(tokens);
+    // Causal attention: QK^T and PV over n(n+1)/2 query-key pairs per head.
+    const double attention_flops = 2.0 * 2.0 * c.num_attention_heads * c.head_dim * n * (n + 1) / 2;
+    L.prefill_gflop = (c.num_hidden_layers * (2.0 * n * layer_matmul_params + attention_flops) +
+                       2.0 * c.vocab_size * c.hidden_size) / 1e9;
+    // Bytes every decode step reads: all layer weights, the final norm, the LM head, and the keys
+    // and values cached so far (the prompt plus, on average, half the new tokens).
+    const double mean_cached = n + 0.5 * static_cast<double>(options.new_tokens);
+    L.decode_bytes = elem * (c.num_hidden_layers * (layer_matmul_params + 2.0 * c.hidden_size) +
+                             c.hidden_size + static_cast<double>(c.vocab_size) * c.hidden_size) +
+                     elem * 2.0 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * mean_cached;
 
-  r.sgemm_peak_gflops =
-      measure_gemm_peak_gflops(model.device(), model.dtype(), c, options.prompt_tokens, options.repeats);
-  r.memory_bandwidth_gbps = measure_read_bandwidth_gbps(model.device(), options.repeats);
-  r.prefill_sgemm_fraction = r.prefill_gflops / r.sgemm_peak_gflops;
-  r.decode_bandwidth_fraction = r.decode_gbps / r.memory_bandwidth_gbps;
-  r.peak_rss_bytes = proc_status_kb("VmHWM");
+    // Peak memory on an untimed prefill (also the warm-up), before any probe allocates.
+    synchronize_device(device);
+    const int64_t rss_before = proc_status_bytes("VmRSS");
+    reset_peak_rss();
+    model.prefill(ids, prefill);
+    L.prefill_peak_extra_bytes = std::max<int64_t>(0, proc_status_bytes("VmHWM") - rss_before);
+    // The bound: the full KV cache, a dozen [n, width] activations of one layer (hidden states,
+    // projections, RoPE temporaries, the attention output), the MLP's row chunk and 64 MiB of
+    // allocator slack. One layer's n x n scores alone would exceed it at these lengths.
+    const double width = static_cast<double>(std::max(c.hidden_size, c.num_attention_heads * c.head_dim));
+    const double block = static_cast<double>(std::min<int64_t>(prefill.block_size, tokens));
+    L.prefill_memory_bound_bytes = static_cast<int64_t>(
+        elem * 2.0 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * (n + options.new_tokens) +
+        elem * 12.0 * n * width + elem * 4.0 * block * c.intermediate_size + (64 << 20));
+    L.attention_matrix_bytes = static_cast<int64_t>(4.0 * c.num_attention_heads * n * n);
+
+    std::vector<double> seconds, rate, fraction, decode_ms, decode_fraction;
+    for (int rep = 0; rep < options.repeats; ++rep) {
+      const double sgemm = probe_prefill_gemm(device, model.dtype(), c, tokens);
+      synchronize_device(device);
+      const Timer prefill_timer;
+      PrefillResult pre = model.prefill(ids, prefill);
+      synchronize_device(device);
+      const double s = prefill_timer.seconds();
+      seconds.push_back(s);
+      rate.push_back(n / s);
+      fraction.push_back(L.prefill_gflop / s / sgemm);
+
+      const double bandwidth = read_bandwidth_gbps(device);
+      synchronize_device(device);
+      const Timer decode_timer;
+      const GreedyResult out = greedy_decode(model, pre.cache, pre.logits, greedy);
+      synchronize_device(device);
+      // The first token comes from the prefill's logits: steps - 1 forward passes were timed.
+      const double per_token = decode_timer.seconds() / std::max<int64_t>(1, out.steps - 1);
+      decode_ms.push_back(per_token * 1e3);
+      decode_fraction.push_back(L.decode_bytes / per_token / 1e9 / bandwidth);
+      all_sgemm.push_back(sgemm);
+      all_bandwidth.push_back(bandwidth);
+    }
+    L.prefill_seconds = spread_of(seconds);
+    L.prefill_tokens_per_s = spread_of(rate);
+    L.prefill_sgemm_fraction = spread_of(fraction);
+    L.decode_ms_per_token = spread_of(decode_ms);
+    L.decode_bandwidth_fraction = spread_of(decode_fraction);
+    r.lengths.push_back(L);
+  }
+  r.sgemm_gflops = spread_of(all_sgemm);
+  r.read_bandwidth_gbps = spread_of(all_bandwidth);
+  r.peak_rss_bytes = proc_status_bytes("VmHWM");
   return r;
 }
+
+namespace {
+
+nlohmann::ordered_json spread_json(const Spread& s) {
+  nlohmann::ordered_json j;
+  j["median"] = s.median;
+  j["low"] = s.low;
+  j["high"] = s.high;
+  return j;
+}
+
+std::string spread_text(const Spread& s, const char* format) {
+  return strfmt(format, s.median) + " [" + strfmt(format, s.low) + ", " + strfmt(format, s.high) + "]";
+}
+
+}  // namespace
 
 std::string runner_bench_json(const RunnerBenchResult& r) {
   nlohmann::ordered_json j;
@@ -161,37 +186,59 @@ std::string runner_bench_json(const RunnerBenchResult& r) {
   j["dtype"] = r.dtype;
   j["torch_version"] = r.torch_version;
   j["threads"] = r.threads;
+  j["repeats"] = r.repeats;
   j["parameters"] = r.parameters;
-  j["prompt_tokens"] = r.prompt_tokens;
   j["new_tokens"] = r.new_tokens;
-  j["prefill_seconds"] = r.prefill_seconds;
-  j["prefill_tokens_per_s"] = r.prefill_tokens_per_s;
-  j["prefill_gflops"] = r.prefill_gflops;
-  j["sgemm_peak_gflops"] = r.sgemm_peak_gflops;
-  j["prefill_sgemm_fraction"] = r.prefill_sgemm_fraction;
-  j["decode_tokens_per_s"] = r.decode_tokens_per_s;
-  j["decode_gbps"] = r.decode_gbps;
-  j["memory_bandwidth_gbps"] = r.memory_bandwidth_gbps;
-  j["decode_bandwidth_fraction"] = r.decode_bandwidth_fraction;
-  j["prefill_peak_extra_bytes"] = r.prefill_peak_extra_bytes;
+  j["load_seconds"] = r.load_seconds;
+  j["checkpoint_bytes"] = r.checkpoint_bytes;
+  j["sgemm_gflops"] = spread_json(r.sgemm_gflops);
+  j["read_bandwidth_gbps"] = spread_json(r.read_bandwidth_gbps);
+  j["lengths"] = nlohmann::ordered_json::array();
+  for (const RunnerLengthResult& L : r.lengths) {
+    nlohmann::ordered_json l;
+    l["prompt_tokens"] = L.prompt_tokens;
+    l["prefill_gflop"] = L.prefill_gflop;
+    l["prefill_seconds"] = spread_json(L.prefill_seconds);
+    l["prefill_tokens_per_s"] = spread_json(L.prefill_tokens_per_s);
+    l["prefill_sgemm_fraction"] = spread_json(L.prefill_sgemm_fraction);
+    l["decode_ms_per_token"] = spread_json(L.decode_ms_per_token);
+    l["decode_bandwidth_fraction"] = spread_json(L.decode_bandwidth_fraction);
+    l["decode_bytes"] = L.decode_bytes;
+    l["prefill_peak_extra_bytes"] = L.prefill_peak_extra_bytes;
+    l["prefill_memory_bound_bytes"] = L.prefill_memory_bound_bytes;
+    l["attention_matrix_bytes"] = L.attention_matrix_bytes;
+    j["lengths"].push_back(l);
+  }
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   return j.dump(2);
 }
 
 std::string runner_bench_table(const RunnerBenchResult& r) {
+  constexpr double MiB = 1048576.0;
   std::ostringstream out;
-  out << strfmt("model: %.1fM parameters, %s %s, %d threads, LibTorch %s\n", r.parameters / 1e6,
-                r.device.c_str(), r.dtype.c_str(), r.threads, r.torch_version.c_str());
-  out << strfmt("%-8s %-28s %-28s %s\n", "", "measured", "machine baseline", "fraction");
-  out << strfmt("%-8s %8.1f tok/s %8.1f GFLOP/s  sgemm peak %8.1f GFLOP/s  %5.1f%%\n", "prefill",
-                r.prefill_tokens_per_s, r.prefill_gflops, r.sgemm_peak_gflops,
-                100 * r.prefill_sgemm_fraction);
-  out << strfmt("%-8s %8.1f tok/s %8.2f GB/s     read bandwidth %6.2f GB/s  %5.1f%%\n", "decode",
-                r.decode_tokens_per_s, r.decode_gbps, r.memory_bandwidth_gbps,
-                100 * r.decode_bandwidth_fraction);
-  out << strfmt("memory: prefill of %lld tokens added %.1f MiB at its peak; process peak %.1f MiB\n",
-                static_cast<long long>(r.prompt_tokens), r.prefill_peak_extra_bytes / 1048576.0,
-                r.peak_rss_bytes / 1048576.0);
+  out << strfmt("model: %.1fM parameters, %s %s, %d threads, LibTorch %s; median [low, high] of %d "
+                "interleaved repeats\n",
+                r.parameters / 1e6, r.device.c_str(), r.dtype.c_str(), r.threads,
+                r.torch_version.c_str(), r.repeats);
+  out << strfmt("load: %.2f s for %.1f MiB of safetensors (%.0f MiB/s)\n", r.load_seconds,
+                r.checkpoint_bytes / MiB, r.checkpoint_bytes / MiB / r.load_seconds);
+  out << "machine: sgemm " << spread_text(r.sgemm_gflops, "%.1f") << " GFLOP/s, read bandwidth "
+      << spread_text(r.read_bandwidth_gbps, "%.1f") << " GB/s\n";
+  for (const RunnerLengthResult& L : r.lengths) {
+    out << strfmt("%lld tokens:\n", static_cast<long long>(L.prompt_tokens));
+    out << "  prefill  " << spread_text(L.prefill_tokens_per_s, "%.1f") << " tok/s, "
+        << spread_text(L.prefill_seconds, "%.3f") << " s, of the sgemm probe "
+        << spread_text(L.prefill_sgemm_fraction, "%.3f") << "\n";
+    out << "  decode   " << spread_text(L.decode_ms_per_token, "%.2f")
+        << " ms/token, of the read bandwidth " << spread_text(L.decode_bandwidth_fraction, "%.3f")
+        << "\n";
+    out << strfmt("  memory   prefill added %.1f MiB at its peak; bound %.1f MiB (%s); one layer's "
+                  "n x n scores: %.1f MiB\n",
+                  L.prefill_peak_extra_bytes / MiB, L.prefill_memory_bound_bytes / MiB,
+                  L.prefill_peak_extra_bytes <= L.prefill_memory_bound_bytes ? "within" : "EXCEEDED",
+                  L.attention_matrix_bytes / MiB);
+  }
+  out << strfmt("process peak %.1f MiB\n", r.peak_rss_bytes / MiB);
   return out.str();
 }
 

@@ -1,6 +1,9 @@
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -69,6 +72,31 @@ TEST(WindowStats, MatchesTheDefinitionWithGqaAndTheWindowMask) {
       }
     }
   }
+}
+
+// The fused CPU path (one KV head per task) gives the plain-ATen reference's floats bit for bit,
+// so no selection changes with it: GQA groups of 1 to 4, a KV head count that splits unevenly
+// over the threads, the bench's W = 8 and head_dim 128, in and out of inference mode.
+TEST(WindowStats, FusedCpuPathEqualsTheReferenceBitForBit) {
+  at::manual_seed(4);
+  const int saved_threads = at::get_num_threads();
+  at::set_num_threads(2);
+  for (const auto& [heads, kv_heads, window, n, dim] :
+       std::vector<std::array<int64_t, 5>>{{32, 8, 8, 3000, 128}, {9, 3, 8, 777, 64},
+                                           {4, 4, 5, 64, 16}, {6, 1, 2, 40, 8}}) {
+    const at::Tensor q = at::randn({heads, window, dim}) * 3;
+    const at::Tensor k = at::randn({kv_heads, n, dim});
+    for (const bool inference : {false, true}) {
+      c10::InferenceMode guard(inference);
+      const auto fused = kvs::evict::compute_window_stats(q, k);
+      const auto reference = kvs::evict::compute_window_stats_reference(q, k);
+      EXPECT_TRUE(at::equal(fused.mu, reference.mu)) << heads << "/" << kv_heads << " n " << n;
+      EXPECT_TRUE(at::equal(fused.sigma, reference.sigma)) << heads << "/" << kv_heads << " n " << n;
+      EXPECT_EQ(fused.kv_heads, kv_heads);
+      EXPECT_EQ(fused.window, window);
+    }
+  }
+  at::set_num_threads(saved_threads);
 }
 
 TEST(WindowStats, AcceptsHalfPrecisionInputs) {

@@ -3,6 +3,7 @@
 // runner passes it, and leave autograd to at::linear.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
@@ -96,6 +97,28 @@ TEST_F(ThreadedProjection, GradientsFlowWhenAutogradIsOn) {
   ASSERT_TRUE(weight.grad().defined());
   // d(sum(x W^T))/dW = every row equal to x.
   EXPECT_LE((weight.grad() - x.expand({600, 128})).abs().max().item<double>(), 1e-6);
+}
+
+// Without autograd, rms_norm and swiglu_mlp take their fused float paths; with it, the plain ATen
+// expressions. Both give the same values (to float rounding) on decode and prefill shapes.
+TEST_F(ThreadedProjection, FusedNormAndMlpMatchTheAutogradPath) {
+  const at::Tensor weight = at::rand({200}) + 0.5;
+  model::LayerWeights w;
+  w.gate_proj = at::randn({96, 200}) * 0.1;
+  w.up_proj = at::randn({96, 200}) * 0.1;
+  w.down_proj = at::randn({200, 96}) * 0.1;
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1, 200}, {37, 200}, {2, 3, 200}}) {
+    const at::Tensor x = at::randn(shape) * 3;
+    const at::Tensor norm_expected = model::rms_norm(x, weight, 1e-5);
+    const at::Tensor mlp_expected = model::swiglu_mlp(x, w);
+    ASSERT_TRUE(c10::GradMode::is_enabled());
+    c10::NoGradGuard no_grad;
+    const at::Tensor norm = model::rms_norm(x, weight, 1e-5);
+    ASSERT_EQ(norm.sizes(), norm_expected.sizes());
+    EXPECT_LE((norm - norm_expected).abs().max().item<double>(), 1e-5) << "input " << x.sizes();
+    EXPECT_LE((model::swiglu_mlp(x, w) - mlp_expected).abs().max().item<double>(), 1e-5)
+        << "input " << x.sizes();
+  }
 }
 
 }  // namespace
