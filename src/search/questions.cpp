@@ -39,15 +39,19 @@ bool is_llama3(const model::ModelConfig& config) {
 }  // namespace
 
 longbench::PromptOptions model_prompt_options(const model::ModelConfig& config, int64_t max_length,
-                                              const std::string& chat_template) {
+                                              const std::string& chat_template,
+                                              const std::string& model_arg) {
   longbench::PromptOptions o;
   if (max_length > 0) o.max_length = max_length;
   else if (config.model_type == "mistral") o.max_length = longbench::kMistralMaxLength;
   else o.max_length = is_llama3(config) ? longbench::kLlama3MaxLength : longbench::kLlama2MaxLength;
-  if (chat_template == "auto")
-    o.chat_template = is_llama3(config) ? tokenizer::ChatTemplate::Llama3 : tokenizer::ChatTemplate::None;
-  else
-    o.chat_template = tokenizer::parse_chat_template(chat_template);
+  const auto without_template =
+      is_llama3(config) ? tokenizer::ChatTemplate::Llama3 : tokenizer::ChatTemplate::None;
+  // Mistral keeps the reference's raw prompt even where its checkpoint carries an [INST] template.
+  const bool rule_only = model_arg.empty() || config.model_type == "mistral";
+  o.chat_template = chat_template == "auto" && rule_only
+                        ? without_template
+                        : tokenizer::resolve_chat_template(chat_template, model_arg, without_template);
   return o;
 }
 

