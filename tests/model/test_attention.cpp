@@ -60,8 +60,10 @@ TEST(PrefillAttention, LongPrefillHoldsNoScoreMatrix) {
     const at::Tensor out = model::prefill_attention(q, k, v, options);
     const int64_t added = status_bytes("VmHWM") - before;
     ASSERT_EQ(out.sizes(), q.sizes());
-    // The blocks' scores, the output, the masks and allocator slack: a 17th of one score matrix.
-    EXPECT_LE(added, kBlockScoreBytes + static_cast<int64_t>(out.nbytes()) + (64 << 20))
+    // The live peak is the output plus one block's scores, probabilities and mask (about 1.4 x
+    // kBlockScoreBytes); glibc keeps freed blocks below its dynamic mmap threshold resident, which
+    // can double that. A ninth of one n x n score matrix.
+    EXPECT_LE(added, 4 * kBlockScoreBytes + static_cast<int64_t>(out.nbytes()))
         << "backend " << static_cast<int>(backend) << " added " << added << " bytes; the n x n "
         << "scores would take " << score_matrix;
   }
