@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -14,6 +13,7 @@
 #include "evict/budget.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
+#include "model/config.h"
 
 namespace kvs::experiment {
 
@@ -261,18 +261,12 @@ ExperimentSpec load_spec(const std::string& path, const std::string& longbench_d
   return spec;
 }
 
-void check_model_type(const ExperimentSpec& spec, const std::string& model_dir) {
+void check_model_type(const ExperimentSpec& spec, const std::string& model_arg) {
   if (spec.model_type.empty()) return;
-  const std::string config = model_dir + "/config.json";
-  std::ifstream in(config);
-  if (!in) throw error_at(config, "cannot open the model's config (needed to check model_type)");
-  const json parsed = json::parse(in, nullptr, false);
-  const std::string found = parsed.is_object() && parsed.contains("model_type") && parsed["model_type"].is_string()
-                                ? parsed["model_type"].get<std::string>()
-                                : "";
+  const std::string found = model::load_model_config(model_arg).model_type;
   if (found != spec.model_type)
-    throw error_at(spec.path, "model_type: the spec is for '" + spec.model_type + "' models, but " + config +
-                                  " says '" + found + "' (pass the right --model)");
+    throw error_at(spec.path, "model_type: the spec is for '" + spec.model_type + "' models, but " +
+                                  model_arg + " is a '" + found + "' model (pass the right --model)");
 }
 
 }  // namespace kvs::experiment

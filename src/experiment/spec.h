@@ -102,8 +102,8 @@ struct ExperimentSpec {
 // the official ones must be declared in that directory's config/dataset2metric.json.
 ExperimentSpec load_spec(const std::string& path, const std::string& longbench_dir = "");
 
-// Throws when the spec names a model_type and <model_dir>/config.json says another one.
-void check_model_type(const ExperimentSpec& spec, const std::string& model_dir);
+// Throws when the spec names a model_type and the checkpoint (any --model argument) is another.
+void check_model_type(const ExperimentSpec& spec, const std::string& model_arg);
 
 // "Segments (B=64 profile)" -> "segments-b-64-profile": names of files, keys and array tasks.
 std::string slug(const std::string& name);

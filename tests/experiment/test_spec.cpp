@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "experiment/spec_fixtures.h"
+#include "model/config.h"
 
 namespace kvs::experiment {
 namespace {
@@ -88,15 +89,35 @@ TEST(ExperimentSpec, MissingOrBrokenFile) {
   }
 }
 
+std::string small_config_json(const std::string& model_type) {
+  kvs::model::ModelConfig c;
+  c.model_type = model_type;
+  c.vocab_size = 32;
+  c.hidden_size = 16;
+  c.intermediate_size = 32;
+  c.num_hidden_layers = 1;
+  c.num_attention_heads = 2;
+  c.num_key_value_heads = 1;
+  c.head_dim = 8;
+  c.max_position_embeddings = 64;
+  c.rms_norm_eps = 1e-5;
+  c.rope_theta = 1e4;
+  c.bos_token_id = 1;
+  c.eos_token_ids = {2};
+  return kvs::model::config_to_json(c);
+}
+
 TEST(ExperimentSpec, ModelTypeIsChecked) {
   kvs::test::ScratchDir dir;
   auto json = nlohmann::json::parse(kSpecJson);
   json["model_type"] = "llama";
   const ExperimentSpec spec = load_spec(write_text(dir, "llama.json", json.dump()));
-  write_text(dir, "config.json", R"({"model_type": "mistral"})");
+  write_text(dir, "config.json", small_config_json("mistral"));
   EXPECT_THROW(check_model_type(spec, dir.path()), Error);
-  write_text(dir, "config.json", R"({"model_type": "llama"})");
+  write_text(dir, "config.json", small_config_json("llama"));
   EXPECT_NO_THROW(check_model_type(spec, dir.path()));
+  // A GGUF checkpoint by its registered name: SmolLM2 is a Llama.
+  EXPECT_NO_THROW(check_model_type(spec, "smollm2-135m"));
 }
 
 TEST(ExperimentSpec, Slug) {
