@@ -44,7 +44,11 @@ longbench::PromptOptions model_prompt_options(const model::ModelConfig& config, 
   longbench::PromptOptions o;
   if (max_length > 0) o.max_length = max_length;
   else if (config.model_type == "mistral") o.max_length = longbench::kMistralMaxLength;
-  else o.max_length = is_llama3(config) ? longbench::kLlama3MaxLength : longbench::kLlama2MaxLength;
+  else if (is_llama3(config)) o.max_length = longbench::kLlama3MaxLength;
+  // Llama-2's 4k context gets the reference's 3950; a longer-context Llama (SmolLM2: 8192, whose
+  // RULER prompts are fitted to it) keeps prompts up to its own context.
+  else if (config.max_position_embeddings > 4096) o.max_length = config.max_position_embeddings;
+  else o.max_length = longbench::kLlama2MaxLength;
   const auto without_template =
       is_llama3(config) ? tokenizer::ChatTemplate::Llama3 : tokenizer::ChatTemplate::None;
   // Mistral keeps the reference's raw prompt even where its checkpoint carries an [INST] template.

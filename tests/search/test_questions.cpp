@@ -26,6 +26,10 @@ TEST(ModelPromptOptions, DefaultsFollowTheReferencePerModel) {
   const auto llama2 = model_prompt_options(config_of("llama", 32000), 0, "auto");
   EXPECT_EQ(llama2.max_length, 3950);
   EXPECT_EQ(llama2.chat_template, tokenizer::ChatTemplate::None);
+
+  auto smollm2 = config_of("llama", 49152);
+  smollm2.max_position_embeddings = 8192;
+  EXPECT_EQ(model_prompt_options(smollm2, 0, "auto").max_length, 8192);
 }
 
 TEST(ModelPromptOptions, AutoTakesTheTemplateTheCheckpointDeclaresExceptForMistral) {
