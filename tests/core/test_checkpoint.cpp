@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "evict/scratch_dir.h"
+#include "common/scratch_dir.h"
 
 namespace {
 

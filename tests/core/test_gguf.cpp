@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "core/test_gguf_writer.h"
-#include "evict/scratch_dir.h"
+#include "common/scratch_dir.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "core/gguf.h"
 #include "core/safetensors.h"
 #include "core/test_gguf_writer.h"
-#include "evict/scratch_dir.h"
+#include "common/scratch_dir.h"
 #include "model/config.h"
 #include "model/gguf_dequantize.h"
 #include "model/gguf_weights.h"
