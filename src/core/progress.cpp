@@ -6,8 +6,7 @@
 
 namespace kvs {
 
-namespace {
-std::string format_seconds(double s) {
+std::string format_duration(double s) {
   char buf[32];
   if (s < 0 || s > 1e7) return "--:--";
   const int total = static_cast<int>(s + 0.5);
@@ -17,7 +16,6 @@ std::string format_seconds(double s) {
     std::snprintf(buf, sizeof buf, "%02d:%02d", total / 60, total % 60);
   return buf;
 }
-}  // namespace
 
 Progress::Progress(std::string label, int64_t total, std::string unit)
     : label_(std::move(label)),
@@ -65,12 +63,12 @@ void Progress::draw(bool final) {
   if (final) {
     std::snprintf(line, sizeof line, "%s: %lld/%lld %s in %s (%.2f %s/s)%s%s", label_.c_str(),
                   static_cast<long long>(done_), static_cast<long long>(total_), unit_.c_str(),
-                  format_seconds(elapsed).c_str(), rate, unit_.c_str(),
+                  format_duration(elapsed).c_str(), rate, unit_.c_str(),
                   status_.empty() ? "" : ", ", status_.c_str());
   } else {
     std::snprintf(line, sizeof line, "%s [%s] %lld/%lld %.2f %s/s ETA %s%s%s", label_.c_str(),
                   bar.c_str(), static_cast<long long>(done_), static_cast<long long>(total_), rate,
-                  unit_.c_str(), format_seconds(eta).c_str(), status_.empty() ? "" : " | ",
+                  unit_.c_str(), format_duration(eta).c_str(), status_.empty() ? "" : " | ",
                   status_.c_str());
   }
   if (tty_)

@@ -8,6 +8,9 @@
 
 namespace kvs {
 
+// "mm:ss", or "h:mm:ss" from an hour; "--:--" when negative or absurd.
+std::string format_duration(double seconds);
+
 class Progress {
  public:
   Progress(std::string label, int64_t total, std::string unit = "it");

@@ -17,6 +17,15 @@ std::string job_log(const std::string& out_dir, const Job& job) {
   return out_dir + "/logs/" + slug(job.key) + ".log";
 }
 
+namespace {
+
+// A path is passed absolute (jobs run from other directories); a registered model name as is.
+std::string model_argument(const std::string& model) {
+  return fs::exists(model) ? fs::absolute(model).string() : model;
+}
+
+}  // namespace
+
 std::vector<std::string> job_command(const ExperimentSpec& spec, const LaunchOptions& options,
                                      const std::string& index) {
   std::vector<std::string> argv = {self_executable()};
@@ -30,7 +39,7 @@ std::vector<std::string> job_command(const ExperimentSpec& spec, const LaunchOpt
   const JobSettings& s = options.settings;
   argv.insert(argv.end(), {"experiment", "job", fs::absolute(spec.path).string(), "--index", index,
                            "--out", fs::absolute(s.out_dir).string(), "--model",
-                           fs::absolute(s.model_dir).string(), "--longbench",
+                           model_argument(s.model_dir), "--longbench",
                            fs::absolute(s.longbench_dir).string(), "--device", s.load.device, "--dtype",
                            s.load.dtype});
   return argv;

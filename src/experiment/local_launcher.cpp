@@ -7,8 +7,12 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/progress.h"
+#include "core/strfmt.h"
+#include "core/timer.h"
 #include "experiment/launch.h"
 #include "experiment/subprocess.h"
+#include "experiment/work_estimate.h"
 
 namespace kvs::experiment {
 
@@ -28,6 +32,27 @@ std::string last_line(const std::string& path) {
 std::vector<size_t> launch_local(const ExperimentSpec& spec, const Plan& plan, const std::vector<size_t>& todo,
                                  const LaunchOptions& options) {
   std::filesystem::create_directories(options.settings.out_dir + "/logs");
+  // Progress over the whole launch: the ETA scales the time so far by the estimated work left.
+  const std::vector<JobWork> work = estimate_work(spec, plan, options.settings.longbench_dir);
+  double work_total = 0, work_done = 0;
+  int64_t passes = 0;
+  for (size_t i : todo) {
+    work_total += work[i].weight;
+    passes += work[i].passes;
+  }
+  log::info(strfmt("plan: %zu jobs, at least %lld question passes (a prefill and its batched decode each); "
+                   "the ETA follows each finished job",
+                   todo.size(), static_cast<long long>(passes)));
+  const Timer elapsed;
+  size_t jobs_done = 0;
+  const auto report_progress = [&](size_t i) {
+    work_done += work[i].weight;
+    ++jobs_done;
+    const double fraction = work_total > 0 ? work_done / work_total : 1.0;
+    const double eta = fraction > 0 ? elapsed.seconds() * (1 - fraction) / fraction : -1;
+    log::info(strfmt("progress: %zu/%zu jobs, %.0f%% of the work in %s, ETA %s", jobs_done, todo.size(),
+                     100 * fraction, format_duration(elapsed.seconds()).c_str(), format_duration(eta).c_str()));
+  };
   std::vector<size_t> failed;
   for (const int stage : {1, 2}) {
     std::vector<size_t> queue;
@@ -60,8 +85,10 @@ std::vector<size_t> launch_local(const ExperimentSpec& spec, const Plan& plan, c
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
       if (ok) {
         log::info(strfmt("job %zu finished: %s", i, plan.jobs[i].key.c_str()));
+        report_progress(i);
         continue;
       }
+      report_progress(i);
       failed.push_back(i);
       const std::string log_path = job_log(options.settings.out_dir, plan.jobs[i]);
       log::warn(strfmt("job %zu FAILED: %s: %s", i, plan.jobs[i].key.c_str(), last_line(log_path).c_str()));

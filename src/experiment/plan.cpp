@@ -69,6 +69,7 @@ Plan make_plan(const ExperimentSpec& spec) {
     evaluate.kind = JobKind::Evaluate;
     evaluate.dataset = dataset;
     for (const MethodSpec& m : spec.methods) {
+      if (!m.runs_on(dataset)) continue;
       for (const int64_t budget : m.budgets) {
         const Evaluation e{m.name, budget, run_key(spec, dataset, m.name, budget)};
         if (!m.searched()) {
@@ -118,6 +119,10 @@ std::string plan_text(const ExperimentSpec& spec, const Plan& plan) {
     }
     for (const Evaluation& e : j.evaluations) {
       const MethodSpec& m = spec.method(e.method);
+      if (m.full_cache()) {
+        out << strfmt("%24s  %s (the whole cache, no eviction)\n", "", e.method.c_str());
+        continue;
+      }
       out << strfmt("%24s  %s at B=%lld%s\n", "", e.method.c_str(), static_cast<long long>(e.budget),
                     m.transfer.empty() ? "" : (" (best profile of " + m.transfer + ")").c_str());
     }

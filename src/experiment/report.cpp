@@ -37,7 +37,8 @@ json figure_json(const FigureSpec& f, const ExperimentSpec& spec, const Experime
     json s = {{"method", name}};
     if (f.kind == "budgets") {
       json points = json::array();
-      for (const int64_t b : spec.method(name).budgets)
+      const MethodSpec& m = spec.method(name);
+      for (const int64_t b : m.full_cache() ? spec.budgets : m.budgets)
         points.push_back({{"budget", b}, {"test", optional_number(results.test(f.dataset, name, b))}});
       s["points"] = points;
     } else {
@@ -111,6 +112,11 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
     write_file(request.out_dir + "/" + ts.name + ".csv", to_csv(t), outcome.files);
     index << md << "\n";
   }
+
+  const Table noise = noise_table(spec, results);
+  write_file(request.out_dir + "/noise.md", to_markdown(noise), outcome.files);
+  write_file(request.out_dir + "/noise.csv", to_csv(noise), outcome.files);
+  index << to_markdown(noise) << "\n";
 
   if (!spec.figures.empty()) {
     json figures = json::array();

@@ -19,7 +19,7 @@ ExperimentResults::ExperimentResults(const ExperimentSpec& spec, const std::stri
     for (const Evaluation& e : job.evaluations) {
       const auto run = db.find_run(e.run_key);
       if (!run) continue;
-      const auto states = db.states_of(*run);
+      const auto states = db.states_of(*run, /*with_predictions=*/true);
       if (states.empty()) continue;
       commits_.insert(run->spec.git_commit);
       models_.insert(run->spec.model);
@@ -40,18 +40,31 @@ ExperimentResults::ExperimentResults(const ExperimentSpec& spec, const std::stri
         r.test = p.test;
         r.lambda1 = s.record.lambda1;
         r.lambda2 = s.record.lambda2;
+        r.dev_questions.clear();
+        for (const store::PredictionRecord& q : s.record.predictions) r.dev_questions.push_back(q.score);
+        r.test_questions.clear();
+        for (const store::PredictionRecord& q : db.predictions_of(s, "test"))
+          r.test_questions.push_back(q.official_score.value_or(q.score));
       }
-      by_key_.emplace_back(e.run_key, r);
+      results_.push_back({e.run_key, job.dataset, r});
     }
   }
 }
 
 std::optional<MethodResult> ExperimentResults::get(const std::string& dataset, const std::string& method,
                                                    int64_t budget) const {
+  if (spec_.method(method).full_cache()) budget = kFullCacheBudget;  // the same at every budget
   const std::string key = run_key(spec_, dataset, method, budget);
-  for (const auto& [k, r] : by_key_)
-    if (k == key) return r;
+  for (const Keyed& k : results_)
+    if (k.run_key == key) return k.result;
   return std::nullopt;
+}
+
+std::vector<MethodResult> ExperimentResults::of_dataset(const std::string& dataset) const {
+  std::vector<MethodResult> out;
+  for (const Keyed& k : results_)
+    if (k.dataset == dataset) out.push_back(k.result);
+  return out;
 }
 
 std::optional<double> ExperimentResults::test(const std::string& dataset, const std::string& method,

@@ -26,6 +26,8 @@ struct MethodResult {
   double dev = 0;                 // best dev score
   std::optional<double> test;     // official test score of the best state
   std::vector<double> lambda1, lambda2;  // per layer, of the best state
+  // Per-question scores in [0, 1] of the best state: dev (raw), test (official, once replayed).
+  std::vector<double> dev_questions, test_questions;
   std::vector<TrajectoryPoint> trajectory;
 };
 
@@ -37,6 +39,8 @@ class ExperimentResults {
   std::optional<MethodResult> get(const std::string& dataset, const std::string& method, int64_t budget) const;
   // The test score, when recorded.
   std::optional<double> test(const std::string& dataset, const std::string& method, int64_t budget) const;
+  // Every recorded method result on `dataset` (each method at each of its budgets).
+  std::vector<MethodResult> of_dataset(const std::string& dataset) const;
 
   const std::set<std::string>& commits() const { return commits_; }  // of the runs found
   const std::set<std::string>& models() const { return models_; }
@@ -45,7 +49,11 @@ class ExperimentResults {
  private:
   const ExperimentSpec& spec_;
   std::string db_path_;
-  std::vector<std::pair<std::string, MethodResult>> by_key_;
+  struct Keyed {
+    std::string run_key, dataset;
+    MethodResult result;
+  };
+  std::vector<Keyed> results_;
   std::set<std::string> commits_, models_;
 };
 

@@ -51,7 +51,7 @@ class Fields : public JsonFields {
   }
 };
 
-const std::set<std::string> kProfiles = {"baseline", "pyramid", "global", "segments", "curve"};
+const std::set<std::string> kProfiles = {"full", "baseline", "pyramid", "global", "segments", "curve"};
 
 evict::ScoreTerms parse_terms(const json& object, const std::string& where) {
   Fields f(object, where);
@@ -63,8 +63,17 @@ evict::ScoreTerms parse_terms(const json& object, const std::string& where) {
   return terms;
 }
 
-MethodSpec parse_method(const json& object, const std::string& where,
-                        const std::vector<int64_t>& default_budgets) {
+// A list of the spec's datasets (a subset, in any order); empty when the field is absent.
+std::vector<std::string> dataset_subset(Fields& f, const std::vector<std::string>& all) {
+  const std::vector<std::string> out = f.texts("datasets");
+  if (f.has("datasets") && out.empty()) throw error_at(f.at("datasets"), "names no datasets");
+  for (const auto& d : out)
+    if (std::find(all.begin(), all.end(), d) == all.end())
+      throw error_at(f.at("datasets"), "'" + d + "' is not one of the spec's datasets");
+  return out;
+}
+
+MethodSpec parse_method(const json& object, const std::string& where, const ExperimentSpec& spec) {
   Fields f(object, where);
   MethodSpec m;
   m.name = f.text("name", "", true);
@@ -74,12 +83,20 @@ MethodSpec parse_method(const json& object, const std::string& where,
     throw error_at(f.at("profile"), "a transfer evaluates its source's profile: leave profile out");
   if (m.transfer.empty() && !kProfiles.count(m.family))
     throw error_at(f.at("profile"), "'" + m.family +
-                                        "' is not a profile (baseline, pyramid, global, segments, curve)");
+                                        "' is not a profile (full, baseline, pyramid, global, segments, curve)");
   m.segments = static_cast<int>(f.integer("segments", 3, 1));
   if (f.has("segments") && m.family != "segments")
     throw error_at(f.at("segments"), "only the segments profile has segments");
   m.budgets = f.budgets("budgets");
-  if (m.budgets.empty()) m.budgets = default_budgets;
+  if (m.full_cache()) {
+    for (const char* key : {"budgets", "schedule", "terms"})
+      if (f.has(key)) throw error_at(f.at(key), "the full cache evicts nothing: leave it out");
+    m.budgets = {kFullCacheBudget};
+  }
+  if (m.budgets.empty()) m.budgets = spec.budgets;
+  m.datasets = dataset_subset(f, spec.datasets);
+  if (!m.transfer.empty() && !m.datasets.empty())
+    throw error_at(f.at("datasets"), "a transfer runs on its source's datasets: leave datasets out");
   m.evals = static_cast<int>(f.integer("evals", 14, 1));
   m.step = f.number("step", 0.3);
   m.tau = f.number("tau", 0.1);
@@ -130,6 +147,8 @@ TableSpec parse_table(const json& object, const std::string& where, const Experi
   t.title = f.text("title", t.name);
   t.methods = f.texts("methods", true);
   check_methods_exist(spec, t.methods, f.at("methods"));
+  t.datasets = dataset_subset(f, spec.datasets);
+  if (t.datasets.empty()) t.datasets = spec.datasets;
   t.budget = f.integer("budget", 0, 0);
   t.baseline = f.text("baseline", "", t.kind != "datasets");
   if (!t.baseline.empty()) check_methods_exist(spec, {t.baseline}, f.at("baseline"));
@@ -187,10 +206,15 @@ void check_methods(ExperimentSpec& spec) {
       throw Error(where + ": transfers '" + m.transfer + "', which must search at exactly one budget");
     m.family = source.family;
     m.segments = source.segments;
+    m.datasets = source.datasets;
   }
 }
 
 }  // namespace
+
+bool MethodSpec::runs_on(const std::string& dataset) const {
+  return datasets.empty() || std::find(datasets.begin(), datasets.end(), dataset) != datasets.end();
+}
 
 const MethodSpec& ExperimentSpec::method(const std::string& method_name) const {
   for (const MethodSpec& m : methods)
@@ -242,7 +266,7 @@ ExperimentSpec load_spec(const std::string& path, const std::string& longbench_d
   spec.speculation = static_cast<int>(f.integer("speculation", 12, 1));
   const json& methods = f.array("methods", true);
   for (size_t i = 0; i < methods.size(); ++i)
-    spec.methods.push_back(parse_method(methods[i], f.at("methods[" + std::to_string(i) + "]"), spec.budgets));
+    spec.methods.push_back(parse_method(methods[i], f.at("methods[" + std::to_string(i) + "]"), spec));
   if (spec.methods.empty()) throw error_at(f.at("methods"), "names no methods");
   check_methods(spec);
   const json& tables = f.array("tables", false);

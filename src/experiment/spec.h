@@ -15,12 +15,16 @@
 
 namespace kvs::experiment {
 
+// The budget of the full-cache method (profile "full"): above every prompt, so nothing is evicted.
+constexpr int64_t kFullCacheBudget = int64_t{1} << 24;
+
 // One column of the results: a fixed policy, a profile search, or a searched profile transferred
 // unchanged to other budgets.
 struct MethodSpec {
   std::string name;     // unique label, e.g. "PyramidKV"
-  std::string family;   // policy family (JSON "profile"): baseline | pyramid | global | segments |
-                        // curve; for a transfer, its source's
+  std::string family;   // policy family (JSON "profile"): full | baseline | pyramid | global |
+                        // segments | curve; for a transfer, its source's. "full" keeps the whole
+                        // cache: its one budget is kFullCacheBudget, and it is shown at every budget
   int segments = 3;     // segments profile only
   std::vector<int64_t> budgets;              // the experiment's budgets unless given
   int evals = 14;                            // searches: evaluations, warm start included
@@ -30,8 +34,12 @@ struct MethodSpec {
   std::optional<evict::ScoreTerms> terms;    // ablations: score terms switched off
   std::optional<evict::Schedule> schedule;   // per-layer budgets; the family's own unless given
   std::string transfer;  // name of a searched method whose best profile this method evaluates
+  std::vector<std::string> datasets;  // where it runs (e.g. an ablation on one task); empty: all
+
+  bool runs_on(const std::string& dataset) const;
 
   bool searched() const { return transfer.empty() && (family == "segments" || family == "curve"); }
+  bool full_cache() const { return family == "full"; }
 };
 
 // A table of `kvsearch report`, in the paper's format.
@@ -45,6 +53,7 @@ struct TableSpec {
   std::string kind;
   std::string title;
   std::vector<std::string> methods;
+  std::vector<std::string> datasets;  // its rows and macro averages; the spec's unless given
   int64_t budget = 0;    // datasets, methods
   std::string baseline;  // budgets, methods
   std::map<std::string, std::map<std::string, double>> reference;

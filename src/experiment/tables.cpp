@@ -16,16 +16,15 @@ using Score = std::optional<double>;
 std::string cell(Score v) { return v ? strfmt("%.2f", *v) : "-"; }
 std::string signed_cell(Score v) { return v ? strfmt("%+.2f", *v) : "-"; }
 
-// The mean over the datasets, or nothing when one of them is missing.
-Score macro(const ExperimentSpec& spec, const ExperimentResults& results, const std::string& method,
-            int64_t budget) {
+// The mean over the table's datasets, or nothing when one of them is missing.
+Score macro(const TableSpec& ts, const ExperimentResults& results, const std::string& method, int64_t budget) {
   double sum = 0;
-  for (const auto& d : spec.datasets) {
+  for (const auto& d : ts.datasets) {
     const Score s = results.test(d, method, budget);
     if (!s) return std::nullopt;
     sum += *s;
   }
-  return sum / static_cast<double>(spec.datasets.size());
+  return sum / static_cast<double>(ts.datasets.size());
 }
 
 // Appends "<column> (paper)" columns for every column the reference names, in header order.
@@ -81,18 +80,18 @@ Table datasets_table(const TableSpec& ts, const ExperimentSpec& spec, const Expe
     cells.push_back(best_names);
     add_row(t, cells, bold);
   };
-  for (const auto& d : spec.datasets) {
+  for (const auto& d : ts.datasets) {
     std::vector<Score> scores;
     for (const auto& m : ts.methods) scores.push_back(results.test(d, m, ts.budget));
     scored_row(d, scores, true);
     row_keys.push_back(d);
   }
   std::vector<Score> macros;
-  for (const auto& m : ts.methods) macros.push_back(macro(spec, results, m, ts.budget));
+  for (const auto& m : ts.methods) macros.push_back(macro(ts, results, m, ts.budget));
   scored_row("Macro average", macros, false);
   row_keys.push_back("macro");
   std::vector<std::string> win_cells = {"Wins (row best, ties count for each)"};
-  for (int w : wins) win_cells.push_back(strfmt("%d/%zu", w, spec.datasets.size()));
+  for (int w : wins) win_cells.push_back(strfmt("%d/%zu", w, ts.datasets.size()));
   win_cells.push_back("");
   add_row(t, win_cells);
   row_keys.push_back("wins");
@@ -117,14 +116,14 @@ Table budgets_table(const TableSpec& ts, const ExperimentSpec& spec, const Exper
     std::vector<Score> macros;
     double best = -1;
     for (const auto& m : ts.methods) {
-      macros.push_back(macro(spec, results, m, b));
+      macros.push_back(macro(ts, results, m, b));
       if (macros.back()) best = std::max(best, *macros.back());
     }
     for (const Score& s : macros) {
       cells.push_back(cell(s));
       bold.push_back(s && std::fabs(*s - best) < 1e-9);
     }
-    const Score base = macro(spec, results, ts.baseline, b);
+    const Score base = macro(ts, results, ts.baseline, b);
     for (size_t m = 0; m < ts.methods.size(); ++m) {
       if (ts.methods[m] == ts.baseline) continue;
       cells.push_back(signed_cell(macros[m] && base ? Score(*macros[m] - *base) : std::nullopt));
@@ -134,7 +133,7 @@ Table budgets_table(const TableSpec& ts, const ExperimentSpec& spec, const Exper
     row_keys.push_back(std::to_string(b));
   }
   add_reference_columns(t, ts, row_keys, columns);
-  t.notes.push_back("Macro average of the official test scores over " + std::to_string(spec.datasets.size()) +
+  t.notes.push_back("Macro average of the official test scores over " + std::to_string(ts.datasets.size()) +
                     " datasets; gains over " + ts.baseline + "; bold: the row's best.");
   return t;
 }
@@ -146,7 +145,7 @@ Table methods_table(const TableSpec& ts, const ExperimentSpec& spec, const Exper
   std::vector<Score> macros;
   double best = -1;
   for (const auto& m : ts.methods) {
-    macros.push_back(macro(spec, results, m, ts.budget));
+    macros.push_back(macro(ts, results, m, ts.budget));
     if (macros.back()) best = std::max(best, *macros.back());
   }
   for (size_t i = 0; i < ts.methods.size(); ++i) {
@@ -155,19 +154,30 @@ Table methods_table(const TableSpec& ts, const ExperimentSpec& spec, const Exper
     if (m != ts.baseline) {
       int n = 0;
       bool complete = true;
-      for (const auto& d : spec.datasets) {
+      for (const auto& d : ts.datasets) {
         const Score s = results.test(d, m, ts.budget), base = results.test(d, ts.baseline, ts.budget);
         if (!s || !base) complete = false;
         else if (*s > *base) ++n;
       }
-      if (complete) better = strfmt("%d/%zu", n, spec.datasets.size());
+      if (complete) better = strfmt("%d/%zu", n, ts.datasets.size());
     }
     add_row(t, {m, cell(macros[i]), better}, {false, macros[i] && std::fabs(*macros[i] - best) < 1e-9, false});
   }
   add_reference_columns(t, ts, ts.methods, {"macro", "better"});
   t.notes.push_back(strfmt("Official test scores at B = %lld, macro average over %zu datasets; bold: the best.",
-                           static_cast<long long>(ts.budget), spec.datasets.size()));
+                           static_cast<long long>(ts.budget), ts.datasets.size()));
   return t;
+}
+
+// Sample standard deviation in points (scores in [0, 1]); nothing below two questions.
+Score points_sd(const std::vector<double>& scores) {
+  if (scores.size() < 2) return std::nullopt;
+  double mean = 0;
+  for (double v : scores) mean += v;
+  mean /= static_cast<double>(scores.size());
+  double ss = 0;
+  for (double v : scores) ss += (v - mean) * (v - mean);
+  return 100.0 * std::sqrt(ss / static_cast<double>(scores.size() - 1));
 }
 
 std::string csv_field(const std::string& s) {
@@ -185,6 +195,33 @@ Table make_table(const TableSpec& table, const ExperimentSpec& spec, const Exper
                                       : methods_table(table, spec, results);
   t.name = table.name;
   t.title = table.title;
+  return t;
+}
+
+Table noise_table(const ExperimentSpec& spec, const ExperimentResults& results) {
+  Table t;
+  t.name = "noise";
+  t.title = "Noise floor: questions, per-question standard deviation and standard errors (points)";
+  t.header = {"Dataset", "Dev questions", "Test questions", "Per-question SD (test)", "Test SE",
+              "2 x test SE", "Dev SE"};
+  for (const auto& d : spec.datasets) {
+    size_t dev_n = 0, test_n = 0;
+    Score test_sd, dev_sd;
+    for (const MethodResult& r : results.of_dataset(d)) {
+      dev_n = std::max(dev_n, r.dev_questions.size());
+      test_n = std::max(test_n, r.test_questions.size());
+      if (const Score sd = points_sd(r.test_questions); sd && (!test_sd || *sd > *test_sd)) test_sd = sd;
+      if (const Score sd = points_sd(r.dev_questions); sd && (!dev_sd || *sd > *dev_sd)) dev_sd = sd;
+    }
+    const auto se = [](Score sd, size_t n) { return sd ? Score(*sd / std::sqrt(static_cast<double>(n))) : sd; };
+    const Score test_se = se(test_sd, test_n);
+    add_row(t, {d, std::to_string(dev_n), std::to_string(test_n), cell(test_sd), cell(test_se),
+                cell(test_se ? Score(2 * *test_se) : test_se), cell(se(dev_sd, dev_n))});
+  }
+  t.notes.push_back(
+      "SD: the largest per-question standard deviation over the dataset's recorded methods and budgets "
+      "(scores in points, 0-100); SE = SD / sqrt(questions). A difference between two methods on one "
+      "dataset larger than 2 x test SE is beyond the test split's noise; a smaller one is not evidence.");
   return t;
 }
 

@@ -22,6 +22,10 @@ struct Table {
 
 Table make_table(const TableSpec& table, const ExperimentSpec& spec, const ExperimentResults& results);
 
+// The noise floor of every dataset: dev and test questions, the per-question standard deviation
+// (the largest over the dataset's recorded methods) and the standard errors of the split means.
+Table noise_table(const ExperimentSpec& spec, const ExperimentResults& results);
+
 std::string to_markdown(const Table& table);
 std::string to_csv(const Table& table);
 

@@ -1,5 +1,5 @@
 """Fixtures of the experiment tests: a tiny random checkpoint with the real Mistral tokenizer and a
-LongBench-format directory for the demo spec's datasets, whose gold answers are the full-cache
+LongBench-format directory for the pipeline spec's datasets, whose gold answers are the full-cache
 predictions (so that evicting policies score between 0 and 1 and differ), and helpers to read
 results databases.
 
@@ -16,7 +16,7 @@ import sys
 BIN = os.environ["KVSEARCH_BIN"]
 SHARED = os.environ["KVS_SHARED_DIR"]
 SOURCE = os.environ["KVS_SOURCE_DIR"]
-DEMO_SPEC = os.path.join(SOURCE, "experiments", "demo.json")
+PIPELINE_SPEC = os.path.join(SOURCE, "tests", "experiment", "pipeline.json")
 WORDS = ["river", "stone", "paper", "model", "cache", "token", "layer", "green", "north",
          "seven", "table", "light", "sound", "field", "metal", "glass", "cloud", "plant"]
 
@@ -40,14 +40,14 @@ def rows(db, sql, *params):
         con.close()
 
 
-def demo_spec():
-    with open(DEMO_SPEC) as f:
+def pipeline_spec():
+    with open(PIPELINE_SPEC) as f:
         return json.load(f)
 
 
 def write_dataset(root, dataset, answers, seed):
     rng = random.Random(seed)
-    records = 100 + demo_spec()["test_limit"]  # 100 dev (the split's fixed dev size), then the test questions
+    records = 100 + pipeline_spec()["test_limit"]  # 100 dev (the split's fixed dev size), then the test questions
     with open(os.path.join(root, "data", f"{dataset}.jsonl"), "w") as f:
         for i in range(records):
             context = " ".join(rng.choice(WORDS) for _ in range(rng.randint(90, 160)))
@@ -60,7 +60,7 @@ def write_dataset(root, dataset, answers, seed):
 
 def declare_extra_datasets(lb, datasets):
     """The official config plus a template, a length and (config/dataset2metric.json) a QA-F1
-    metric for every dataset of the spec that is not an official one (the demo's tasks)."""
+    metric for every dataset of the spec that is not an official one (the pipeline's tasks)."""
     config = os.path.join(lb, "config")
     with open(os.path.join(config, "dataset2prompt.json")) as f:
         prompts = json.load(f)
@@ -79,7 +79,7 @@ def declare_extra_datasets(lb, datasets):
 
 
 def make_fixtures(tmp):
-    """A tiny model and a calibrated LongBench directory for the demo spec: (model, longbench)."""
+    """A tiny model and a calibrated LongBench directory for the pipeline spec: (model, longbench)."""
     model = os.path.join(tmp, "tiny")
     must("make-model", "--preset", "tiny", "--seed", 5, "--out", model, "--tokenizer",
          os.path.join(SHARED, "tokenizers", "mistral-7b-v0.1", "tokenizer.model"))
@@ -87,7 +87,7 @@ def make_fixtures(tmp):
     os.makedirs(os.path.join(lb, "data"), exist_ok=True)
     shutil.copytree(os.path.join(SHARED, "longbench", "config"), os.path.join(lb, "config"),
                     dirs_exist_ok=True)
-    spec = demo_spec()
+    spec = pipeline_spec()
     declare_extra_datasets(lb, spec["datasets"])
     for k, dataset in enumerate(spec["datasets"]):
         write_dataset(lb, dataset, {}, seed=7 + k)

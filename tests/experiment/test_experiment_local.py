@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""`kvsearch experiment plan/run`, `merge` and `report` end to end on the demo spec with a tiny
+"""`kvsearch experiment plan/run`, `merge` and `report` end to end on the pipeline spec with a tiny
 checkpoint and calibrated LongBench files made here (fixtures.py):
 
 1. plan lists every job; bad specs fail with one "error:" line naming the file and field;
-2. the demo spec runs locally (2 jobs at once): every job finished, every run of the plan in the
+2. the pipeline spec runs locally (2 jobs at once): every job finished, every run of the plan in the
    merged database with its dev state and test replay, the transferred profile at the search's
    budget reproduces the search's best state, a rerun skips everything;
 3. a 3 budgets x 3 policies sweep on one dataset runs on one prefill per question (the job's
@@ -27,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fixtures import (BIN, DEMO_SPEC, demo_spec, kvsearch, make_fixtures, must, results,  # noqa: E402
+from fixtures import (BIN, PIPELINE_SPEC, pipeline_spec, kvsearch, make_fixtures, must, results,  # noqa: E402
                       rows)
 
 FAILURES = []
@@ -49,7 +49,7 @@ def expect_error(what, *args, mentions=()):
 
 
 def write_spec(tmp, file_name, **changes):
-    spec = demo_spec()
+    spec = pipeline_spec()
     spec.update(changes)
     path = os.path.join(tmp, file_name + ".json")
     with open(path, "w") as f:
@@ -72,7 +72,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kvs-experiment-")
     try:
         model, lb = make_fixtures(tmp)
-        spec = demo_spec()
+        spec = pipeline_spec()
         paths = ["--model", model, "--longbench", lb, "--job-threads", 1]
         (search,) = [m for m in spec["methods"] if m.get("profile") == "segments"]
         (transfer,) = [m for m in spec["methods"] if m.get("transfer") == search["name"]]
@@ -80,10 +80,10 @@ def main():
         transfer_slug = "-".join("".join(c if c.isalnum() else " " for c in transfer["name"].lower()).split())
 
         # 1. plan and bad input.
-        plan = must("experiment", "plan", DEMO_SPEC, "--longbench", lb)
+        plan = must("experiment", "plan", PIPELINE_SPEC, "--longbench", lb)
         n_jobs = len(spec["datasets"]) * 2  # a search and an evaluate job per dataset
         for d in spec["datasets"]:
-            check(f"demo/{d}/evaluate" in plan and f"demo/{d}/search/segments/{search_budget}" in plan,
+            check(f"pipeline/{d}/evaluate" in plan and f"pipeline/{d}/search/segments/{search_budget}" in plan,
                   f"plan lacks the jobs of {d}:\n{plan}")
         expect_error("unknown dataset", "experiment", "plan",
                      write_spec(tmp, "bad1", datasets=["no_such_set"]), mentions=("datasets",))
@@ -99,19 +99,23 @@ def main():
         expect_error("broken JSON", "experiment", "plan", os.path.join(tmp, "broken.json"),
                      mentions=("broken.json",))
 
-        # 2. The demo spec, locally, two jobs at once.
+        # 2. The pipeline spec, locally, two jobs at once.
         out_a = os.path.join(tmp, "a")
         t0 = time.time()
-        summary = must("experiment", "run", DEMO_SPEC, *paths, "--out", out_a, "--jobs", 2)
-        print(f"demo spec, local launcher: {time.time() - t0:.1f} s")
+        launched = kvsearch("experiment", "run", PIPELINE_SPEC, *paths, "--out", out_a, "--jobs", 2)
+        check(launched.returncode == 0, f"the local run failed: {launched.stderr[-3000:]}")
+        summary = launched.stdout
+        print(f"pipeline spec, local launcher: {time.time() - t0:.1f} s")
         print(summary)
+        check("question passes" in launched.stderr and f"progress: {n_jobs}/{n_jobs} jobs, 100% of the work" in launched.stderr
+              and "ETA" in launched.stderr, f"the run shows no plan or progress with ETA:\n{launched.stderr[-2000:]}")
         jobs = job_rows(out_a)
         check(len(jobs) == n_jobs and all(s == "finished" for s, _ in jobs.values()),
               f"jobs after the local run: {jobs}")
         merged = os.path.join(out_a, "results.sqlite")
         ref = results(merged)
-        n_fixed = sum(len(m.get("budgets", spec["budgets"])) for m in spec["methods"]
-                      if m.get("profile") != "segments")
+        n_fixed = sum(1 if m.get("profile") == "full" else len(m.get("budgets", spec["budgets"]))
+                      for m in spec["methods"] if m.get("profile") != "segments")
         n_runs = len(spec["datasets"]) * (n_fixed + 1)
         check(len(ref["runs"]) == n_runs and all(r[6] == "finished" for r in ref["runs"]),
               f"{len(ref['runs'])} runs in the merged database, expected {n_runs}, all finished")
@@ -122,15 +126,15 @@ def main():
             best = rows(merged, "SELECT s.policy_json, s.dev_score, r.official_score FROM states s "
                                 "JOIN runs ON runs.id = s.run_id JOIN replays r ON r.state_id = s.id "
                                 "WHERE run_key = ? AND accepted = 1 ORDER BY eval_order DESC LIMIT 1",
-                        f"demo/{d}/segments/{search_budget}")
+                        f"pipeline/{d}/segments/{search_budget}")
             moved = rows(merged, "SELECT s.policy_json, s.dev_score, r.official_score FROM states s "
                                  "JOIN runs ON runs.id = s.run_id JOIN replays r ON r.state_id = s.id "
-                                 "WHERE run_key = ?", f"demo/{d}/{transfer_slug}/{search_budget}")
+                                 "WHERE run_key = ?", f"pipeline/{d}/{transfer_slug}/{search_budget}")
             check(len(best) == 1 and best == moved,
                   f"{d}: the transferred profile at {search_budget} differs from the search's best state: {best} vs {moved}")
         scores = {r[4] for r in ref["states"]}
         check(len(scores) > 1, f"every state scored the same ({scores}): the test cannot tell them apart")
-        again = kvsearch("experiment", "run", DEMO_SPEC, *paths, "--out", out_a)
+        again = kvsearch("experiment", "run", PIPELINE_SPEC, *paths, "--out", out_a)
         check(again.returncode == 0 and again.stdout.count("skipped (finished before)") == n_jobs,
               f"rerun of a finished experiment did not skip every job:\n{again.stdout}{again.stderr[-800:]}")
         check(results(merged) == ref, "rerunning a finished experiment changed its results")
@@ -172,7 +176,7 @@ def main():
 
         # 4. Interrupted after the first job finished, then rerun.
         out_b = os.path.join(tmp, "b")
-        proc = subprocess.Popen([BIN, "experiment", "run", DEMO_SPEC, *map(str, paths), "--out", out_b,
+        proc = subprocess.Popen([BIN, "experiment", "run", PIPELINE_SPEC, *map(str, paths), "--out", out_b,
                                  "--jobs", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         killed = False
@@ -190,7 +194,7 @@ def main():
         check(killed, "the experiment ended before it could be interrupted")
         before = {k for k, (s, _) in job_rows(out_b).items() if s == "finished"}
         check(0 < len(before) < n_jobs, f"finished jobs at the interruption: {before}")
-        resumed = kvsearch("experiment", "run", DEMO_SPEC, *paths, "--out", out_b)
+        resumed = kvsearch("experiment", "run", PIPELINE_SPEC, *paths, "--out", out_b)
         check(resumed.returncode == 0, f"rerun after the interruption failed: {resumed.stderr[-1500:]}")
         check(resumed.stdout.count("skipped (finished before)") == len(before),
               f"the rerun did not skip exactly the {len(before)} finished jobs:\n{resumed.stdout}")
@@ -209,15 +213,23 @@ def main():
 
         # 6. The report.
         report = os.path.join(tmp, "report")
-        text = must("report", DEMO_SPEC, "--db", merged, "--out", report, "--longbench", lb)
+        text = must("report", PIPELINE_SPEC, "--db", merged, "--out", report, "--longbench", lb)
         left = [merged + suffix for suffix in ("-wal", "-shm") if os.path.exists(merged + suffix)]
         check(not left, f"report (read-only) left {left} beside the database")
-        for name in ("table1.md", "table1.csv", "table2.md", "table2.csv", "table3.md", "README.md"):
+        for name in ("table1.md", "table1.csv", "table2.md", "table2.csv", "table3.md", "noise.md", "README.md"):
             check(os.path.isfile(os.path.join(report, name)), f"report lacks {name}")
         with open(os.path.join(report, "table1.md")) as f:
             table1 = f.read()
         check("**" in table1 and "Wins" in table1 and "Macro average" in table1,
               f"table 1 lacks the bold best, the wins or the macro row:\n{table1}")
+        full = rows(merged, "SELECT DISTINCT budget, profile_family FROM runs WHERE run_key LIKE '%/full-cache/%'")
+        check(full == [(1 << 24, "baseline")], f"the full cache is not one SnapKV run above every prompt: {full}")
+        check(table1.splitlines()[2].startswith("| Dataset | Full cache |"), f"table 1 lacks the full cache:\n{table1}")
+        with open(os.path.join(report, "noise.md")) as f:
+            noise = f.read()
+        for d in spec["datasets"]:
+            check(f"| {d} | {spec['dev_limit']} | {spec['test_limit']} |" in noise,
+                  f"the noise table lacks {d}'s question counts:\n{noise}")
         with open(os.path.join(report, "table2.csv")) as f:
             lines = f.read().splitlines()
         (table2,) = [t for t in spec["tables"] if t["name"] == "table2"]
@@ -225,12 +237,12 @@ def main():
               f"table 2 csv: {lines}")
         with open(os.path.join(report, "README.md")) as f:
             index = f.read()
-        check("demo.json" in index and "commit" in index, "the report does not name its spec and commit")
+        check("pipeline.json" in index and "commit" in index, "the report does not name its spec and commit")
         figures_drawn = "figures skipped" not in text
         for fig in spec["figures"]:
             check(not figures_drawn or os.path.isfile(os.path.join(report, fig["name"] + ".png")),
                   f"figure {fig['name']} missing")
-        expect_error("report of an empty database", "report", DEMO_SPEC, "--longbench", lb, "--db", os.path.join(tmp, "x.sqlite"),
+        expect_error("report of an empty database", "report", PIPELINE_SPEC, "--longbench", lb, "--db", os.path.join(tmp, "x.sqlite"),
                      "--out", os.path.join(tmp, "r2"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`kvsearch experiment run --launcher slurm` against a real single-node Slurm: munged, slurmctld
 and slurmd started on localhost by tools/slurm_local.sh with a generated slurm.conf in a temp
-directory. The demo spec (tiny checkpoint and calibrated data from fixtures.py) is submitted as
+directory. The pipeline spec (tiny checkpoint and calibrated data from fixtures.py) is submitted as
 sbatch arrays (one task per job), waited for and merged; every job must have finished in its own
 array task, and the merged results must equal a local run's (same scores, states, predictions).
 Then --no-wait returns at once with the job ids, and a rerun merges without submitting anything.
@@ -19,7 +19,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fixtures import DEMO_SPEC, SOURCE, demo_spec, kvsearch, make_fixtures, must, results, rows  # noqa: E402
+from fixtures import PIPELINE_SPEC, SOURCE, pipeline_spec, kvsearch, make_fixtures, must, results, rows  # noqa: E402
 
 SKIP = 77
 FAILURES = []
@@ -45,17 +45,17 @@ def main():
     try:
         model, lb = make_fixtures(tmp)
         paths = ["--model", model, "--longbench", lb, "--job-threads", 1]
-        spec = demo_spec()
+        spec = pipeline_spec()
         n_jobs = 2 * len(spec["datasets"])
 
         out_local = os.path.join(tmp, "local")
-        must("experiment", "run", DEMO_SPEC, *paths, "--out", out_local, "--jobs", 2)
+        must("experiment", "run", PIPELINE_SPEC, *paths, "--out", out_local, "--jobs", 2)
 
         out = os.path.join(tmp, "slurm")
         t0 = time.time()
-        r = kvsearch("experiment", "run", DEMO_SPEC, *paths, "--out", out, "--launcher", "slurm",
+        r = kvsearch("experiment", "run", PIPELINE_SPEC, *paths, "--out", out, "--launcher", "slurm",
                      "--cpus", 1, "--time", "00:10:00")
-        print(f"demo spec through Slurm: {time.time() - t0:.1f} s (exit {r.returncode})")
+        print(f"pipeline spec through Slurm: {time.time() - t0:.1f} s (exit {r.returncode})")
         print(r.stdout)
         if r.returncode != 0:
             logs = "".join(open(f).read()[-1500:] for f in glob.glob(os.path.join(out, "slurm", "*.log")))
@@ -85,11 +85,11 @@ def main():
                   f"({len(slurm[table])} vs {len(local[table])} rows)")
 
         # --no-wait on a finished experiment submits nothing; on a fresh one it returns the ids.
-        again = must("experiment", "run", DEMO_SPEC, *paths, "--out", out, "--launcher", "slurm")
+        again = must("experiment", "run", PIPELINE_SPEC, *paths, "--out", out, "--launcher", "slurm")
         check(again.count("skipped (finished before)") == n_jobs, f"rerun did not skip every job:\n{again}")
         out_nw = os.path.join(tmp, "nowait")
         t0 = time.time()
-        text = must("experiment", "run", DEMO_SPEC, *paths, "--out", out_nw, "--launcher", "slurm", "--no-wait")
+        text = must("experiment", "run", PIPELINE_SPEC, *paths, "--out", out_nw, "--launcher", "slurm", "--no-wait")
         check("not waiting" in text and re.search(r"Slurm jobs: \d+", text), f"--no-wait output:\n{text}")
         ids = re.findall(r"\d+", text.split("Slurm jobs:")[1].split("(")[0])
         deadline = time.time() + 300
@@ -98,7 +98,7 @@ def main():
             if q.returncode != 0 or not q.stdout.strip():
                 break
             time.sleep(1)
-        collected = must("experiment", "run", DEMO_SPEC, *paths, "--out", out_nw)
+        collected = must("experiment", "run", PIPELINE_SPEC, *paths, "--out", out_nw)
         check(collected.count("skipped (finished before)") == n_jobs,
               f"after --no-wait, the rerun should find every job finished:\n{collected}")
         check(results(os.path.join(out_nw, "results.sqlite")) == local,

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "experiment/job_kinds.h"
+#include "experiment/plan.h"
 #include "experiment/spec_fixtures.h"
 #include "model/config.h"
 
@@ -76,6 +78,55 @@ TEST(ExperimentSpec, ErrorsNameTheFileAndField) {
   EXPECT_NE(error_for("figures", R"([{"name": "f", "kind": "pie", "dataset": "qasper", "methods": ["Global"]}])")
                 .find("figures[0].kind"),
             std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "F", "profile": "full", "budgets": [64]}])")
+                .find("methods[0].budgets: the full cache evicts nothing"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "A", "profile": "global", "datasets": ["trec"]}])")
+                .find("methods[0].datasets: 'trec' is not one of the spec's datasets"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "S", "profile": "segments", "budgets": [64], "datasets": ["qasper"]},
+                                     {"name": "T", "transfer": "S", "datasets": ["qasper"]}])")
+                .find("methods[1].datasets: a transfer runs on its source's datasets"),
+            std::string::npos);
+}
+
+// The full cache is one run above every prompt; a method limited to some datasets runs only there,
+// and its transfer with it.
+TEST(ExperimentSpec, FullCacheAndMethodsOnSomeDatasets) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  json["methods"].push_back({{"name", "Full cache"}, {"profile", "full"}});
+  json["methods"].push_back({{"name", "Curve"}, {"profile", "curve"}, {"budgets", {32}}, {"datasets", {"hotpotqa"}}});
+  json["methods"].push_back({{"name", "Curve (B=32 profile)"}, {"transfer", "Curve"}});
+  json["tables"].push_back({{"name", "t4"}, {"kind", "methods"}, {"budget", 32}, {"methods", {"Curve"}},
+                            {"baseline", "Global"}, {"datasets", {"hotpotqa"}}});
+  const ExperimentSpec spec = load_spec(test_support::write_text(dir, "mini.json", json.dump()));
+  EXPECT_EQ(spec.method("Full cache").budgets, (std::vector<int64_t>{kFullCacheBudget}));
+  EXPECT_TRUE(spec.method("Full cache").full_cache());
+  EXPECT_EQ(spec.method("Curve (B=32 profile)").datasets, (std::vector<std::string>{"hotpotqa"}));
+  EXPECT_EQ(spec.tables.at(3).datasets, (std::vector<std::string>{"hotpotqa"}));
+  EXPECT_EQ(spec.tables.at(0).datasets, spec.datasets);
+  const Plan plan = make_plan(spec);
+  std::vector<std::string> keys;
+  for (const Job& j : plan.jobs) keys.push_back(j.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"mini/qasper/search/segments/B64", "mini/hotpotqa/search/segments/B64",
+                                            "mini/hotpotqa/search/curve/B32", "mini/qasper/evaluate",
+                                            "mini/hotpotqa/evaluate"}));
+  const auto evaluated = [&](const std::string& job) {
+    std::vector<std::string> runs;
+    for (const Evaluation& e : plan.job(job).evaluations) runs.push_back(e.run_key);
+    return runs;
+  };
+  const std::string full = "mini/qasper/full-cache/B" + std::to_string(kFullCacheBudget);
+  EXPECT_EQ(evaluated("mini/qasper/evaluate").size(), 7u);  // no Curve transfer on qasper
+  EXPECT_EQ(evaluated("mini/qasper/evaluate").back(), full);
+  EXPECT_EQ(evaluated("mini/hotpotqa/evaluate").size(), 9u);
+  // The full cache is SnapKV above the prompt: nothing evicted.
+  const auto request = method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("Full cache"),
+                                      kFullCacheBudget, JobSettings{});
+  EXPECT_EQ(request.family, "baseline");
+  EXPECT_EQ(request.budget, kFullCacheBudget);
+  EXPECT_NE(plan_text(spec, plan).find("Full cache (the whole cache, no eviction)"), std::string::npos);
 }
 
 TEST(ExperimentSpec, MissingOrBrokenFile) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "experiment/plan.h"
 #include "experiment/results.h"
@@ -11,9 +13,23 @@
 namespace kvs::experiment {
 namespace {
 
-// Records a finished run with one accepted state and, when test >= 0, its official test score.
+// Records a finished run with one accepted state and, when test >= 0, its official test score;
+// per-question scores when given (dev: the state's, test: the replay's).
 void record(store::Store& db, const ExperimentSpec& spec, const std::string& dataset, const std::string& method,
-            int64_t budget, double test) {
+            int64_t budget, double test, const std::vector<double>& dev_questions = {},
+            const std::vector<double>& test_questions = {}) {
+  const auto predictions = [](const std::vector<double>& scores) {
+    std::vector<store::PredictionRecord> out;
+    for (size_t i = 0; i < scores.size(); ++i) {
+      store::PredictionRecord p;
+      p.question_index = static_cast<int64_t>(i);
+      p.question_id = "q" + std::to_string(i);
+      p.score = scores[i];
+      p.official_score = scores[i];
+      out.push_back(p);
+    }
+    return out;
+  };
   store::RunSpec r;
   r.key = run_key(spec, dataset, method, budget);
   r.model = "tiny";
@@ -30,11 +46,13 @@ void record(store::Store& db, const ExperimentSpec& spec, const std::string& dat
   s.dev_score = 50;
   s.best_so_far = 50;
   s.accepted = true;
+  s.predictions = predictions(dev_questions);
   db.record_state(run, s);
   if (test >= 0) {
     store::ReplayRecord replay;
     replay.score = test;
     replay.official_score = test;
+    replay.predictions = predictions(test_questions);
     db.record_replay(db.states_of(run).front(), replay);
   }
   db.mark_finished(run);
@@ -113,6 +131,38 @@ TEST_F(ReportTables, ResultsKnowTheRunsAndRefuseAnotherExperiment) {
   ExperimentSpec other = spec_;
   other.name = "other";
   EXPECT_THROW({ const ExperimentResults refused(other, db_path()); }, Error);
+}
+
+// The full cache is one run, shown at every budget; the noise table gives each dataset's
+// questions, the largest per-question SD over its methods and the standard errors.
+TEST(ReportNoise, FullCacheAtEveryBudgetAndTheNoiseFloor) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  json["methods"].push_back({{"name", "Full cache"}, {"profile", "full"}});
+  json["tables"].push_back({{"name", "t4"}, {"kind", "budgets"}, {"methods", {"Full cache", "PyramidKV"}},
+                            {"baseline", "Full cache"}, {"datasets", {"qasper"}}});
+  const ExperimentSpec spec = load_spec(test_support::write_text(dir, "mini.json", json.dump()));
+  const std::string db_path = dir.file("results.sqlite");
+  {
+    store::Store db(db_path);
+    db.find_or_create_experiment(spec.name, spec.identity_json);
+    // Full cache: test 1, 1, 1, 0 (SD 50 points), dev 1, 0 (SD 70.71).
+    record(db, spec, "qasper", "Full cache", kFullCacheBudget, 75, {1, 0}, {1, 1, 1, 0});
+    record(db, spec, "qasper", "PyramidKV", 32, 25, {1, 1}, {0, 0, 0, 1});
+    record(db, spec, "qasper", "PyramidKV", 64, 50, {1, 1}, {1, 1, 0, 0});  // SD 57.74, the largest
+  }
+  const ExperimentResults results(spec, db_path);
+  EXPECT_EQ(results.test("qasper", "Full cache", 32), 75);
+  EXPECT_EQ(results.test("qasper", "Full cache", 64), 75);
+  EXPECT_EQ(results.get("qasper", "Full cache", 64)->test_questions, (std::vector<double>{1, 1, 1, 0}));
+  const Table budgets = make_table(spec.tables.at(3), spec, results);
+  EXPECT_EQ(budgets.rows.at(0), (std::vector<std::string>{"B = 32", "75.00", "25.00", "-50.00"}));
+  EXPECT_EQ(budgets.rows.at(1), (std::vector<std::string>{"B = 64", "75.00", "50.00", "-25.00"}));
+
+  const Table noise = noise_table(spec, results);
+  EXPECT_EQ(noise.header.at(3), "Per-question SD (test)");
+  EXPECT_EQ(noise.rows.at(0), (std::vector<std::string>{"qasper", "2", "4", "57.74", "28.87", "57.74", "50.00"}));
+  EXPECT_EQ(noise.rows.at(1), (std::vector<std::string>{"hotpotqa", "0", "0", "-", "-", "-", "-"}));
 }
 
 }  // namespace
