@@ -2,7 +2,7 @@
 // <dir>/config/dataset2prompt.json (dataset -> Python str.format template) and
 // <dir>/config/dataset2maxlen.json (dataset -> max_new_tokens). The project ships neither text.
 // Optionally <dir>/config/dataset2metric.json (dataset -> metric name, e.g. "retrieval_score")
-// declares datasets beyond the official ones (the embedded demo's synthetic tasks); each is
+// declares datasets beyond the official ones (e.g. RULER's generated tasks); each is
 // registered (dataset.h) with a dev split of 100. A directory with that file needs templates for
 // its declared datasets only; one without it is an official release and needs all 16 English
 // templates.

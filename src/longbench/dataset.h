@@ -32,7 +32,7 @@ const std::vector<DatasetInfo>& english_datasets();
 const DatasetInfo& dataset_info(const std::string& name);
 
 // Adds a dataset beyond the official ones (a LongBench directory's config/dataset2metric.json,
-// see config.h; the embedded demo's synthetic tasks): scored with `info.metric`, no first-line
+// see config.h; e.g. RULER's generated tasks): scored with `info.metric`, no first-line
 // rule, no LongBench-E file. Registering the same name again with the same metric is a no-op; an
 // official name or a different metric is an error.
 void register_dataset(const DatasetInfo& info);

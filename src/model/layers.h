@@ -1,5 +1,4 @@
-// The transformer's functional building blocks, shared by inference (transformer.cpp) and the
-// demo model's training (autograd-friendly: no in-place ops on their inputs).
+// The transformer's functional building blocks of inference (transformer.cpp).
 #pragma once
 
 #include <ATen/ATen.h>

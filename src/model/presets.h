@@ -1,4 +1,4 @@
-// Random-weight checkpoints in the real Hugging Face layout, for tests, benchmarks and the demo.
+// Random-weight checkpoints in the real Hugging Face layout, for tests and benchmarks.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // every policy's compressed cache during that prefill (layer by layer, through the runner's one
 // observer seam, model/prefill_observer.h), then greedy-decode all policies as batches, one batch
 // per cache layout (granularity and window), plus the uncompressed cache when asked. The
-// evaluator (search questions), `kvsearch generate` and the demo's scoring all answer through it.
+// evaluator (search questions) and `kvsearch generate` answer through it.
 #pragma once
 
 #include <ATen/core/Tensor.h>

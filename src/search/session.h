@@ -1,7 +1,7 @@
 // What every evaluation of one dataset on one model needs, loaded once and only when first asked
 // for: the model's config, tokenizer and weights, the dataset's records and dev/test split, and
-// the question sets built from them. `kvsearch run`, `replay`, the experiment jobs and the demo's
-// scoring all evaluate through a Session and its Evaluator (evaluator.h), so the prompt rules,
+// the question sets built from them. `kvsearch run`, `replay` and the experiment jobs
+// all evaluate through a Session and its Evaluator (evaluator.h), so the prompt rules,
 // stop ids and split of a question are the same whichever command asks. Torch-free header.
 #pragma once
 
