@@ -12,7 +12,7 @@ void setup(CLI::App& parent) {
       "runner", "Prefill and decode speed of a checkpoint at one or more prompt lengths");
   auto opts = std::make_shared<kvs::model::RunnerBenchOptions>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("--model", opts->model_dir, "Checkpoint directory")->required();
+  cmd->add_option("--model", opts->model_dir, "Checkpoint (directory, .gguf, registered name)")->required();
   cmd->add_option("--prompt-tokens", opts->prompt_tokens, "Prompt lengths, e.g. 1024,4096,8160")
       ->delimiter(',')
       ->capture_default_str();

@@ -33,6 +33,8 @@ void setup(CLI::App& parent) {
   cmd->add_option("--chat-template", req->chat_template, "auto | none | mistral | llama3 | chatml | smollm2")->capture_default_str();
   cmd->add_option("--dump-logits", req->dump_logits_path,
                   "Write every prompt position's and generated step's logits (float32 .npy)");
+  cmd->add_option("--dump-kept", req->dump_kept_path,
+                  "Write the policy's kept prompt positions per layer and cache head (JSON {\"layers\": ...})");
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
   auto* pol = cmd->add_option("--policy", *policy_file, "Evict the prompt's cache with this policy (JSON)");

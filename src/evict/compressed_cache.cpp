@@ -31,7 +31,8 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
       num_layers_(num_layers),
       decode_capacity_(decode_capacity),
       seen_(static_cast<size_t>(std::max<int64_t>(num_layers, 0)), false),
-      kept_entries_(policies_.size(), 0) {
+      kept_entries_(policies_.size(), 0),
+      kept_positions_(policies_.size(), std::vector<at::Tensor>(seen_.size())) {
   if (policies_.empty()) throw Error("compressed cache: no policy given");
   if (num_layers < 1)
     throw Error(strfmt("compressed cache: num_layers %lld < 1", (long long)num_layers));
@@ -62,6 +63,7 @@ void CompressingObserver::on_layer(const model::PrefillLayer& layer) {
   for (size_t p = 0; p < kept.size(); ++p) {
     rows.push_back(gather_kept(layer.keys, layer.values, kept[p]));
     kept_entries_[p] += kept[p].size(1);
+    kept_positions_[p][static_cast<size_t>(layer.layer)] = kept[p];
   }
   cache_.layers[static_cast<size_t>(layer.layer)] =
       model::assemble_layer_cache(rows, decode_capacity_);

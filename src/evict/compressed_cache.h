@@ -45,6 +45,8 @@ class CompressingObserver final : public model::PrefillObserver {
   const std::vector<Policy>& policies() const { return policies_; }
   // Per policy: prompt entries kept per cache head, summed over the layers seen.
   const std::vector<int64_t>& kept_entries() const { return kept_entries_; }
+  // Per layer: the prompt positions policy `p` kept, [cache_heads, k] int64 (window last).
+  const std::vector<at::Tensor>& kept_positions(size_t p) const { return kept_positions_.at(p); }
 
  private:
   std::vector<Policy> policies_;
@@ -54,6 +56,7 @@ class CompressingObserver final : public model::PrefillObserver {
   model::DecodeCache cache_;
   std::vector<bool> seen_;
   std::vector<int64_t> kept_entries_;
+  std::vector<std::vector<at::Tensor>> kept_positions_;  // [policy][layer]
 };
 
 // The kept entries of one row: keys/values [kv_heads, n, d], kept [cache_heads, k] positions

@@ -80,17 +80,35 @@ SelectionInput load_selection_input(const std::string& path) {
   return in;
 }
 
-void write_kept_json(const at::Tensor& kept, const std::string& path) {
+namespace {
+
+nlohmann::json kept_rows(const at::Tensor& kept) {
   const at::Tensor k = kept.to(at::kLong).cpu().contiguous();
   nlohmann::json rows = nlohmann::json::array();
   const int64_t* p = k.data_ptr<int64_t>();
   for (int64_t r = 0; r < k.size(0); ++r) {
     rows.push_back(std::vector<int64_t>(p + r * k.size(1), p + (r + 1) * k.size(1)));
   }
+  return rows;
+}
+
+void write_json(const nlohmann::json& value, const std::string& path) {
   std::ofstream out(path);
   if (!out) throw error_at(path, "cannot open for writing");
-  out << nlohmann::json{{"kept", rows}}.dump() << "\n";
+  out << value.dump() << "\n";
   if (!out) throw error_at(path, "write failed");
+}
+
+}  // namespace
+
+void write_kept_json(const at::Tensor& kept, const std::string& path) {
+  write_json(nlohmann::json{{"kept", kept_rows(kept)}}, path);
+}
+
+void write_kept_layers_json(const std::vector<at::Tensor>& layers, const std::string& path) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const at::Tensor& kept : layers) out.push_back(kept_rows(kept));
+  write_json(nlohmann::json{{"layers", out}}, path);
 }
 
 }  // namespace kvs::evict

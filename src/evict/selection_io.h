@@ -22,5 +22,7 @@ SelectionInput load_selection_input(const std::string& path);
 
 // kept [rows, k] int64 -> {"kept": [[...], ...]} written to path.
 void write_kept_json(const at::Tensor& kept, const std::string& path);
+// Per layer, kept [rows, k] int64 -> {"layers": [[[...], ...], ...]} written to path.
+void write_kept_layers_json(const std::vector<at::Tensor>& layers, const std::string& path);
 
 }  // namespace kvs::evict

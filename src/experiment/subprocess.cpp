@@ -90,7 +90,13 @@ std::string self_executable() {
   char buffer[4096];
   const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
   if (n <= 0) throw Error("cannot find the kvsearch binary (/proc/self/exe)");
-  return std::string(buffer, static_cast<size_t>(n));
+  const std::string path(buffer, static_cast<size_t>(n));
+  // A rebuild replaces the binary under a running launcher: its jobs would run other code.
+  const std::string deleted = " (deleted)";
+  if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
+    throw Error(path.substr(0, path.size() - deleted.size()) +
+                " was replaced while this command ran (rebuilt?): rerun it to resume with the new binary");
+  return path;
 }
 
 }  // namespace kvs::experiment

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -30,9 +31,12 @@ int64_t proc_status_bytes(const std::string& key) {
 
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-int64_t checkpoint_bytes(const std::string& model_dir) {
+// The weight files' size: the .gguf file, or an HF directory's safetensors shards.
+int64_t checkpoint_bytes(const std::string& model_arg) {
+  const Checkpoint checkpoint = resolve_checkpoint(model_arg);
+  if (checkpoint.kind == CheckpointKind::gguf) return static_cast<int64_t>(std::filesystem::file_size(checkpoint.path));
   int64_t total = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(model_dir))
+  for (const auto& entry : std::filesystem::directory_iterator(checkpoint.path))
     if (entry.path().extension() == ".safetensors") total += static_cast<int64_t>(entry.file_size());
   return total;
 }

@@ -72,6 +72,7 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
 
   PolicyDecodes out;
   out.tokens.resize(rows);
+  out.kept_positions.resize(policies.size());
   Timer timer;
   model::PrefillResult pre = model.prefill(prompt_ids, prefill);
   out.prefill_seconds = timer.seconds();
@@ -90,7 +91,10 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
   for (LayoutGroup& g : groups.groups()) {
     model::DecodeCache cache = g.observer->take_cache();
     model::GreedyResult result = decode(cache);
-    for (size_t r = 0; r < g.members.size(); ++r) out.tokens[g.members[r]] = std::move(result.tokens[r]);
+    for (size_t r = 0; r < g.members.size(); ++r) {
+      out.tokens[g.members[r]] = std::move(result.tokens[r]);
+      out.kept_positions[g.members[r]] = g.observer->kept_positions(r);
+    }
   }
   if (options.full_cache) out.tokens.back() = std::move(decode(pre.cache).tokens.front());
   out.decode_seconds = timer.seconds();

@@ -32,6 +32,8 @@ struct PolicyDecodes {
   // decode steps [steps, 1, vocab] (greedy_decode's step_logits), float32.
   at::Tensor prompt_logits;
   at::Tensor step_logits;
+  // Per policy in order: per layer, the prompt positions it kept, [cache_heads, k] int64.
+  std::vector<std::vector<at::Tensor>> kept_positions;
 };
 
 PolicyDecodes decode_with_policies(const model::Transformer& model, const std::vector<int32_t>& prompt_ids,

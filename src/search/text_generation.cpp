@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/npy.h"
+#include "evict/selection_io.h"
 #include "model/transformer.h"
 #include "search/policy_decode.h"
 #include "tokenizer/chat_template.h"
@@ -15,6 +16,8 @@ namespace kvs::search {
 
 TextGenerationResult generate_text(const TextGenerationRequest& request) {
   if (request.policy) request.policy->validate();
+  if (!request.dump_kept_path.empty() && !request.policy)
+    throw Error("--dump-kept needs a policy: the full cache keeps every position");
   const model::Transformer model = model::Transformer::load(request.model_dir, request.load);
   std::unique_ptr<tokenizer::Tokenizer> tok;
   if (std::filesystem::exists(std::filesystem::path(request.model_dir) / "tokenizer.model") ||
@@ -48,6 +51,9 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
                           .contiguous();
     std::vector<float> data(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
     write_npy_f32(request.dump_logits_path, {n + steps - 1, rows.size(1)}, data);
+  }
+  if (!request.dump_kept_path.empty()) {
+    evict::write_kept_layers_json(out.kept_positions.front(), request.dump_kept_path);
   }
   return result;
 }

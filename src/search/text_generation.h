@@ -21,6 +21,7 @@ struct TextGenerationRequest {
   int64_t max_new_tokens = 32;
   std::string chat_template = "none";
   std::string dump_logits_path;         // float32 [prompt + generated - 1, vocab] .npy when set
+  std::string dump_kept_path;           // the policy's kept positions (selection_io.h JSON) when set
   std::optional<evict::Policy> policy;  // evicts the prompt's cache; unset: the full cache
   model::LoadOptions load;
 };
