@@ -33,7 +33,8 @@ int64_t min_units(const TaskSpec& task, const Resources& res) {
     case Family::FreqWords:
       return 100;  // enough copies that ranks 2-4 have distinct, non-zero counts
     case Family::Qa:
-      return static_cast<int64_t>(qa_corpus(task, res).questions[res.question_index].own_documents.size());
+      return static_cast<int64_t>(
+          qa_corpus(task, res).questions[res.question_index].own_documents.size());
   }
   return 1;
 }

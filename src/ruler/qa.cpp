@@ -13,16 +13,18 @@ namespace kvs::ruler {
 const QaCorpus& qa_corpus(const TaskSpec& task, const Resources& res) {
   const bool squad = task.qa == QaDataset::Squad;
   if (!res.qa)
-    throw Error(task.name + ": needs " +
-                (squad ? "--squad FILE (SQuAD v2 dev)" : "--hotpotqa FILE (HotpotQA dev distractor)"));
+    throw Error(
+        task.name + ": needs " +
+        (squad ? "--squad FILE (SQuAD v2 dev)" : "--hotpotqa FILE (HotpotQA dev distractor)"));
   if (res.question_index >= res.qa->questions.size())
-    throw Error(task.name + ": " + res.qa->source + " has " + std::to_string(res.qa->questions.size()) +
-                (squad ? " answerable" : "") + " questions, too few for sample " +
-                std::to_string(res.question_index));
+    throw Error(task.name + ": " + res.qa->source + " has " +
+                std::to_string(res.qa->questions.size()) + (squad ? " answerable" : "") +
+                " questions, too few for sample " + std::to_string(res.question_index));
   return *res.qa;
 }
 
-Sample generate_qa(const TaskSpec& task, const Resources& res, int64_t units, std::mt19937_64& gen) {
+Sample generate_qa(const TaskSpec& task, const Resources& res, int64_t units,
+                   std::mt19937_64& gen) {
   const QaCorpus& corpus = qa_corpus(task, res);
   const QaQuestion& q = corpus.questions[res.question_index];
   // As RULER: the question's own documents, then distractors from its article (SQuAD), then, once

@@ -51,7 +51,8 @@ QaCorpus load_squad(const std::string& path) {
   const std::string file = path + ": --squad";
   const json root = read_json_file(path, "the --squad file");
   if (!root.is_object() || !root.contains("data") || !root["data"].is_array())
-    throw error_at(file, "expected an object with a list \"data\" of articles (the dev-v2.0.json layout)");
+    throw error_at(
+        file, "expected an object with a list \"data\" of articles (the dev-v2.0.json layout)");
   const json& articles = root["data"];
   DocumentTable table;
   QaCorpus corpus = corpus_of(path);
@@ -82,9 +83,11 @@ QaCorpus load_squad(const std::string& path) {
         }
         QaQuestion entry{question, {}, {own}, {}};
         const json& answers = qa.array("answers", true);
-        if (answers.empty()) throw error_at(qa_at + ".answers", "an answerable question needs an answer");
+        if (answers.empty())
+          throw error_at(qa_at + ".answers", "an answerable question needs an answer");
         for (size_t i = 0; i < answers.size(); ++i)
-          entry.answers.push_back(JsonFields(answers[i], item(qa_at, "answers", i)).text("text", "", true));
+          entry.answers.push_back(
+              JsonFields(answers[i], item(qa_at, "answers", i)).text("text", "", true));
         for (size_t d : article_documents)
           if (d != own) entry.near_documents.push_back(d);
         corpus.questions.push_back(std::move(entry));
@@ -101,7 +104,9 @@ QaCorpus load_squad(const std::string& path) {
 QaCorpus load_hotpotqa(const std::string& path) {
   const std::string file = path + ": --hotpotqa";
   const json root = read_json_file(path, "the --hotpotqa file");
-  if (!root.is_array()) throw error_at(file, "expected a JSON list of questions, got a " + std::string(root.type_name()));
+  if (!root.is_array())
+    throw error_at(file,
+                   "expected a JSON list of questions (got " + std::string(root.type_name()) + ")");
   if (root.empty()) throw error_at(file, "the file has no questions");
   DocumentTable table;
   QaCorpus corpus = corpus_of(path);
@@ -119,7 +124,8 @@ QaCorpus load_hotpotqa(const std::string& path) {
       std::string text = pair[0].get<std::string>() + "\n";
       for (size_t s = 0; s < pair[1].size(); ++s) {
         if (!pair[1][s].is_string())
-          throw error_at(paragraph_at + "[1][" + std::to_string(s) + "]", "a sentence must be a string");
+          throw error_at(paragraph_at + "[1][" + std::to_string(s) + "]",
+                         "a sentence must be a string");
         text += pair[1][s].get<std::string>();
       }
       add_distinct(question.own_documents, table.index_of(text));

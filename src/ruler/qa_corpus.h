@@ -13,14 +13,15 @@ namespace kvs::ruler {
 
 struct QaQuestion {
   std::string question;
-  std::vector<std::string> answers;    // SQuAD: every answer text, repeats kept; HotpotQA: the one
-  std::vector<size_t> own_documents;   // always in the sample (SQuAD: its paragraph, HotpotQA: its 10)
+  std::vector<std::string> answers;  // SQuAD: every answer text, repeats kept; HotpotQA: the one
+  std::vector<size_t>
+      own_documents;  // always in the sample (SQuAD: its paragraph, HotpotQA: its 10)
   std::vector<size_t> near_documents;  // SQuAD: the other paragraphs of its article, drawn first
 };
 
 struct QaCorpus {
-  std::string source;  // the file's path
-  std::string sha256;  // of the file
+  std::string source;                  // the file's path
+  std::string sha256;                  // of the file
   std::vector<std::string> documents;  // distinct, in the file's order
   std::vector<QaQuestion> questions;   // in the file's order: sample i asks question i
 };

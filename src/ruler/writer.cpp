@@ -107,7 +107,8 @@ GeneratedDataset generate_dataset(const TaskSpec& task, int64_t target, const Ru
       const bool all_documents = task.family == Family::Qa && fit.units == most;
       throw Error("--lengths: " + name + " sample " + std::to_string(i) + " fills only " +
                   std::to_string(fit.length) + " of " + std::to_string(target) + " tokens" +
-                  (all_documents ? " with all " + std::to_string(most) + " documents of " + res.qa->source : ""));
+                  (all_documents ? " with all " + std::to_string(most) + " documents of " + res.qa->source
+                                 : ""));
     }
     hint = fit.units;
     nlohmann::ordered_json r;
@@ -180,9 +181,9 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
       continue;
     }
     if (static_cast<size_t>(o.count) > corpus->questions.size())
-      throw Error("--count: " + std::to_string(o.count) + " records of " + task->name + " need as many " +
-                  (on_squad ? "answerable " : "") + "questions; " + corpus->source + " has " +
-                  std::to_string(corpus->questions.size()));
+      throw Error("--count: " + std::to_string(o.count) + " records of " + task->name +
+                  " need as many " + (on_squad ? "answerable " : "") + "questions; " +
+                  corpus->source + " has " + std::to_string(corpus->questions.size()));
     runs.emplace_back(task, &*corpus);
   }
 

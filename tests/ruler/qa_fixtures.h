@@ -10,9 +10,10 @@ namespace kvs::test {
 
 // Some filler prose that makes a document about 60 tokens long.
 inline std::string filler(int seed) {
-  static const char* words[] = {"river", "stone", "quiet", "harbor", "lantern", "meadow", "copper",
-                                "window", "orchard", "silver", "valley", "thunder", "garden",
-                                "marble", "forest", "candle", "bridge", "autumn", "signal"};
+  static const char* words[] = {"river",  "stone",   "quiet",  "harbor",  "lantern",
+                                "meadow", "copper",  "window", "orchard", "silver",
+                                "valley", "thunder", "garden", "marble",  "forest",
+                                "candle", "bridge",  "autumn", "signal"};
   std::string text;
   for (int i = 0; i < 36; ++i) {
     text += std::string(i ? " " : "") + words[(seed * 7 + i * 5) % 19];
@@ -27,8 +28,8 @@ inline std::string squad_answer(int a, int p) {
 }
 
 inline std::string squad_paragraph(int a, int p) {
-  return "From article " + std::to_string(a) + " paragraph " + std::to_string(p) + ": the code is " +
-         squad_answer(a, p) + ". " + filler(a * 10 + p);
+  return "From article " + std::to_string(a) + " paragraph " + std::to_string(p) +
+         ": the code is " + squad_answer(a, p) + ". " + filler(a * 10 + p);
 }
 
 // `articles` articles of `paragraphs` paragraphs; each paragraph has two answerable questions (the
@@ -51,11 +52,12 @@ inline nlohmann::json squad_fixture(int articles, int paragraphs) {
                      {"answers", nlohmann::json::array()},
                      {"plausible_answers", {{{"text", code}, {"answer_start", 0}}}},
                      {"is_impossible", true}});
-      qas.push_back({{"question", "What is the code of article " + std::to_string(a) + " paragraph " +
-                                      std::to_string(p) + "?"},
-                     {"id", code + "-q2"},
-                     {"answers", {{{"text", code}}, {{"text", "the code is " + code}}, {{"text", code}}}},
-                     {"is_impossible", false}});
+      qas.push_back(
+          {{"question", "What is the code of article " + std::to_string(a) + " paragraph " +
+                            std::to_string(p) + "?"},
+           {"id", code + "-q2"},
+           {"answers", {{{"text", code}}, {{"text", "the code is " + code}}, {{"text", code}}}},
+           {"is_impossible", false}});
       ps.push_back({{"qas", qas}, {"context", squad_paragraph(a, p)}});
     }
     data.push_back({{"title", "Article_" + std::to_string(a)}, {"paragraphs", ps}});
@@ -75,14 +77,16 @@ inline nlohmann::json hotpotqa_fixture(int questions) {
     nlohmann::json context = nlohmann::json::array();
     for (int p = 0; p < 10; ++p) {
       const int topic = p == 9 ? (q + 1) * 10 : q * 10 + p;
-      context.push_back({hotpot_title(topic),
-                         {"Topic " + std::to_string(topic) + " holds the word " + hotpot_word(topic) + ".",
-                          " " + filler(topic)}});
+      context.push_back(
+          {hotpot_title(topic),
+           {"Topic " + std::to_string(topic) + " holds the word " + hotpot_word(topic) + ".",
+            " " + filler(topic)}});
     }
     list.push_back({{"_id", "q" + std::to_string(q)},
                     {"question", "Which word does topic " + std::to_string(q * 10) + " hold?"},
                     {"answer", hotpot_word(q * 10)},
-                    {"supporting_facts", nlohmann::json::array({nlohmann::json::array({hotpot_title(q * 10), 0})})},
+                    {"supporting_facts",
+                     nlohmann::json::array({nlohmann::json::array({hotpot_title(q * 10), 0})})},
                     {"context", context}});
   }
   return list;

@@ -36,8 +36,10 @@ std::vector<std::string> documents_of(const std::string& context) {
     const std::string header = "Document " + std::to_string(docs.size() + 1) + ":\n";
     EXPECT_EQ(context.compare(at, header.size(), header), 0) << context.substr(at, 40);
     const size_t start = at + header.size();
-    const size_t next = context.find("\n\nDocument " + std::to_string(docs.size() + 2) + ":\n", start);
-    docs.push_back(context.substr(start, next == std::string::npos ? std::string::npos : next - start));
+    const size_t next =
+        context.find("\n\nDocument " + std::to_string(docs.size() + 2) + ":\n", start);
+    docs.push_back(
+        context.substr(start, next == std::string::npos ? std::string::npos : next - start));
     at = next == std::string::npos ? next : next + 2;
   }
   return docs;
@@ -59,9 +61,10 @@ struct QaFixture : ::testing::Test {
     std::mt19937_64 gen(seed);
     Sample s = generate_sample(find_task(task), res, units, gen);
     auto docs = documents_of(s.context);
-    EXPECT_EQ(docs.size(), static_cast<size_t>(std::clamp<int64_t>(
-                               units, static_cast<int64_t>(corpus.questions[question].own_documents.size()),
-                               static_cast<int64_t>(corpus.documents.size()))));
+    EXPECT_EQ(docs.size(),
+              static_cast<size_t>(std::clamp<int64_t>(
+                  units, static_cast<int64_t>(corpus.questions[question].own_documents.size()),
+                  static_cast<int64_t>(corpus.documents.size()))));
     return s;
   }
 
@@ -97,7 +100,9 @@ TEST_F(QaFixture, ReferencesQuestionAndGoldDocument) {
 
 TEST_F(QaFixture, DistractorsComeFromTheArticleFirstThenFromAnywhere) {
   const size_t question = 2 * 12 + 3;  // article 2, paragraph 1
-  const auto article_of = [](const std::string& doc) { return doc.substr(0, doc.find(" paragraph")); };
+  const auto article_of = [](const std::string& doc) {
+    return doc.substr(0, doc.find(" paragraph"));
+  };
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     // Up to the article's 6 paragraphs: only the article's.
     for (int64_t units : {1, 3, 6}) {
@@ -122,7 +127,8 @@ TEST_F(QaFixture, OneDocumentCountGivesOnePermutationAsRuler) {
     positions.insert(generate("qa_1", squad, i, 15, 100 + i).gold_documents[0]);
   EXPECT_EQ(positions.size(), 1u) << "the gold paragraph moved between samples of one count";
   std::set<int> by_count;
-  for (int64_t units = 10; units < 30; ++units) by_count.insert(generate("qa_1", squad, 0, units).gold_documents[0]);
+  for (int64_t units = 10; units < 30; ++units)
+    by_count.insert(generate("qa_1", squad, 0, units).gold_documents[0]);
   EXPECT_GT(by_count.size(), 1u) << "the permutation does not depend on the count";
 }
 
@@ -193,7 +199,8 @@ TEST_F(QaWriter, EveryPromptFitsItsTargetAndAsksQuestionI) {
       EXPECT_EQ(r.answers, q.answers) << d.dataset << " " << i;
       EXPECT_NE(r.input.find(q.question), std::string::npos) << r.input;
       for (size_t own : q.own_documents)
-        EXPECT_NE(r.context.find(":\n" + corpus.documents[own]), std::string::npos) << d.dataset << " " << i;
+        EXPECT_NE(r.context.find(":\n" + corpus.documents[own]), std::string::npos)
+            << d.dataset << " " << i;
     }
   }
   const std::string lines = read(out / "data" / "qa_1_1024.jsonl");
@@ -221,7 +228,8 @@ TEST_F(QaWriter, SameSeedByteIdenticalOtherSeedDifferent) {
     EXPECT_EQ(a, read(dir.path() / "b" / "data" / name)) << name;
     EXPECT_NE(a, read(dir.path() / "c" / "data" / name)) << name;
   }
-  EXPECT_EQ(read(dir.path() / "a" / "ruler_generation.json"), read(dir.path() / "b" / "ruler_generation.json"));
+  EXPECT_EQ(read(dir.path() / "a" / "ruler_generation.json"),
+            read(dir.path() / "b" / "ruler_generation.json"));
 }
 
 TEST_F(QaWriter, MissingFilesSkipWithANoteAndBadOnesWriteNothing) {
@@ -233,7 +241,8 @@ TEST_F(QaWriter, MissingFilesSkipWithANoteAndBadOnesWriteNothing) {
   o.hotpotqa_file.clear();
   const auto result = write_ruler_data(o);
   ASSERT_EQ(result.notes.size(), 2u);
-  EXPECT_NE(result.notes[0].find("qa_1: skipped (needs a SQuAD v2 dev file: give --squad FILE)"), std::string::npos);
+  EXPECT_NE(result.notes[0].find("qa_1: skipped (needs a SQuAD v2 dev file: give --squad FILE)"),
+            std::string::npos);
   EXPECT_NE(result.notes[1].find("give --hotpotqa FILE"), std::string::npos) << result.notes[1];
 
   const fs::path out = dir.path() / "bad";
