@@ -21,10 +21,15 @@ void setup_data_ruler(CLI::App& parent) {
       ->required();
   cmd->add_option("--count", o->count, "Records per task and length")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
-  cmd->add_option("--tasks", o->tasks, "Tasks (default: all; qa_1/qa_2 are skipped with a note)")
+  cmd->add_option("--tasks", o->tasks,
+                  "Tasks (default: all; qa_1/qa_2 without --squad/--hotpotqa are skipped with a note)")
       ->delimiter(',');
   cmd->add_option("--haystack", o->haystack_file,
                   "UTF-8 text for the essay haystack (default: /usr/share/common-licenses)");
+  cmd->add_option("--squad", o->squad_file,
+                  "SQuAD v2 dev JSON (dev-v2.0.json) for qa_1: its answerable questions and paragraphs");
+  cmd->add_option("--hotpotqa", o->hotpotqa_file,
+                  "HotpotQA dev distractor JSON (hotpot_dev_distractor_v1.json) for qa_2");
   cmd->add_option("--templates", o->templates_file,
                   "RULER's exact wording (tools/ruler_extract_templates.py; default: kvsearch's own)");
   cmd->add_option("--chat-template", o->chat_template,

@@ -1,5 +1,7 @@
 #include "ruler/generators.h"
 
+#include <limits>
+
 #include "core/error.h"
 
 namespace kvs::ruler {
@@ -15,12 +17,12 @@ Sample generate_sample(const TaskSpec& task, const Resources& res, int64_t units
     case Family::FreqWords:
       return generate_freq_words(task, res, units, gen);
     case Family::Qa:
-      break;
+      return generate_qa(task, res, units, gen);
   }
-  throw Error(task.name + ": the qa tasks need SQuAD / HotpotQA files, which this generator does not read yet");
+  throw Error(task.name + ": unknown task family");
 }
 
-int64_t min_units(const TaskSpec& task) {
+int64_t min_units(const TaskSpec& task, const Resources& res) {
   switch (task.family) {
     case Family::Niah:
       return task.niah.num_keys * task.niah.num_values;  // a line haystack needs a line per needle
@@ -31,9 +33,15 @@ int64_t min_units(const TaskSpec& task) {
     case Family::FreqWords:
       return 100;  // enough copies that ranks 2-4 have distinct, non-zero counts
     case Family::Qa:
-      break;
+      return static_cast<int64_t>(
+          qa_corpus(task, res).questions[res.question_index].own_documents.size());
   }
   return 1;
+}
+
+int64_t max_units(const TaskSpec& task, const Resources& res) {
+  if (task.family == Family::Qa) return static_cast<int64_t>(qa_corpus(task, res).documents.size());
+  return std::numeric_limits<int64_t>::max();
 }
 
 }  // namespace kvs::ruler

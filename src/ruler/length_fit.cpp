@@ -13,7 +13,7 @@ constexpr int64_t kMaxUnits = int64_t{1} << 40;
 
 }  // namespace
 
-FittedSample fit_to_length(int64_t target, int64_t min_units, int64_t hint,
+FittedSample fit_to_length(int64_t target, int64_t min_units, int64_t max_units, int64_t hint,
                            const std::function<Sample(int64_t units)>& make,
                            const std::function<int64_t(const Sample&)>& length_of,
                            const std::string& what) {
@@ -29,13 +29,14 @@ FittedSample fit_to_length(int64_t target, int64_t min_units, int64_t hint,
     throw Error("--lengths: " + std::to_string(target) + " tokens is below the size of " + what +
                 " itself (" + std::to_string(length_of(make(min_units))) +
                 " tokens with the smallest haystack)");
-  int64_t lo = min_units, hi;  // fits(lo), !fits(hi)
-  const int64_t start = std::max(min_units, hint);
+  max_units = std::min(max_units, kMaxUnits);
+  int64_t lo = min_units, hi;  // fits(lo); !fits(hi) or hi > max_units
+  const int64_t start = std::clamp(hint, min_units, std::max(min_units, max_units));
   if (fits(start)) {
     lo = start;
     int64_t step = 1;
-    while (lo + step < kMaxUnits && fits(lo + step)) lo += step, step *= 2;
-    hi = lo + step;
+    while (lo + step <= max_units && fits(lo + step)) lo += step, step *= 2;
+    hi = std::min(lo + step, max_units + 1);
   } else {
     hi = start;
     int64_t step = 1;

@@ -18,8 +18,9 @@ struct FittedSample {
   int64_t length = 0;  // prompt tokens + tokens to generate
 };
 
-// kvs::Error naming --lengths when even `min_units` overflows `target` (`what` names the task).
-FittedSample fit_to_length(int64_t target, int64_t min_units, int64_t hint,
+// Units in [min_units, max_units]; kvs::Error naming --lengths when even `min_units` overflows
+// `target` (`what` names the task).
+FittedSample fit_to_length(int64_t target, int64_t min_units, int64_t max_units, int64_t hint,
                            const std::function<Sample(int64_t units)>& make,
                            const std::function<int64_t(const Sample&)>& length_of,
                            const std::string& what);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "core/build_info.h"
@@ -14,6 +15,7 @@
 #include "ruler/generators.h"
 #include "ruler/haystack.h"
 #include "ruler/length_fit.h"
+#include "ruler/qa_corpus.h"
 #include "ruler/word_list.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -88,18 +90,26 @@ GeneratedDataset generate_dataset(const TaskSpec& task, int64_t target, const Ru
     return static_cast<int64_t>(longbench::prompt_ids(tok, s.context + s.question, chat, s.answer_prefix).size()) +
            to_generate;
   };
-  int64_t hint = min_units(task);
+  int64_t hint = 0;
   for (int64_t i = 0; i < o.count; ++i) {
     const uint64_t seed = sample_seed(o.seed, task_index(task), target, i);
     const std::mt19937_64 gen(seed);
+    Resources sample_res = res;
+    sample_res.question_index = static_cast<size_t>(i);
     const auto make = [&](int64_t units) {
       std::mt19937_64 g = gen;
-      return generate_sample(task, res, units, g);
+      return generate_sample(task, sample_res, units, g);
     };
-    FittedSample fit = fit_to_length(target, min_units(task), hint, make, length_of, task.name);
-    if (static_cast<double>(fit.length) < kMinFill * static_cast<double>(target))
+    const int64_t most = max_units(task, sample_res);
+    FittedSample fit =
+        fit_to_length(target, min_units(task, sample_res), most, hint, make, length_of, task.name);
+    if (static_cast<double>(fit.length) < kMinFill * static_cast<double>(target)) {
+      const bool all_documents = task.family == Family::Qa && fit.units == most;
       throw Error("--lengths: " + name + " sample " + std::to_string(i) + " fills only " +
-                  std::to_string(fit.length) + " of " + std::to_string(target) + " tokens");
+                  std::to_string(fit.length) + " of " + std::to_string(target) + " tokens" +
+                  (all_documents ? " with all " + std::to_string(most) + " documents of " + res.qa->source
+                                 : ""));
+    }
     hint = fit.units;
     nlohmann::ordered_json r;
     r["input"] = fit.sample.question;
@@ -119,6 +129,7 @@ GeneratedDataset generate_dataset(const TaskSpec& task, int64_t target, const Ru
       r["needle_depths"] = fit.sample.needle_depths;
       r["needle_offsets"] = fit.sample.needle_offsets;
     }
+    if (task.family == Family::Qa) r["gold_documents"] = fit.sample.gold_documents;
     out.lines += r.dump(-1, ' ', /*ensure_ascii=*/false) + "\n";
     ++out.summary.records;
     out.summary.min_length = std::min(out.summary.min_length, fit.length);
@@ -143,6 +154,9 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
   const Wording wording = o.templates_file.empty() ? default_wording() : load_wording(o.templates_file);
   const EssaySource essay = o.haystack_file.empty() ? load_license_essay() : load_essay_file(o.haystack_file);
   const WordList words = load_word_list();
+  std::optional<QaCorpus> squad, hotpotqa;
+  if (!o.squad_file.empty()) squad = load_squad(o.squad_file);
+  if (!o.hotpotqa_file.empty()) hotpotqa = load_hotpotqa(o.hotpotqa_file);
   const std::string tokenizer_file =
       is_plain_tokenizer_file(o.model) ? o.model : tokenizer::find_tokenizer_file(o.model);
   const auto tok = tokenizer::load_tokenizer_file(tokenizer_file);
@@ -150,19 +164,38 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
 
   RulerDataResult result;
   result.chat_template = tokenizer::chat_template_name(chat);
+  // The tasks to generate, a qa task with its file's corpus; one without its file is skipped.
+  std::vector<std::pair<const TaskSpec*, const QaCorpus*>> runs;
+  for (const TaskSpec* task : tasks) {
+    if (task->family != Family::Qa) {
+      runs.emplace_back(task, nullptr);
+      continue;
+    }
+    const bool on_squad = task->qa == QaDataset::Squad;
+    const std::optional<QaCorpus>& corpus = on_squad ? squad : hotpotqa;
+    if (!corpus) {
+      result.notes.push_back(task->name + ": skipped (needs " +
+                             (on_squad ? "a SQuAD v2 dev file: give --squad FILE"
+                                       : "a HotpotQA dev distractor file: give --hotpotqa FILE") +
+                             ")");
+      continue;
+    }
+    if (static_cast<size_t>(o.count) > corpus->questions.size())
+      throw Error("--count: " + std::to_string(o.count) + " records of " + task->name +
+                  " need as many " + (on_squad ? "answerable " : "") + "questions; " +
+                  corpus->source + " has " + std::to_string(corpus->questions.size()));
+    runs.emplace_back(task, &*corpus);
+  }
+
   std::vector<GeneratedDataset> generated;
   nlohmann::ordered_json prompts, maxlen, metrics, chats;
   nlohmann::ordered_json task_names = nlohmann::ordered_json::array();
-  for (const TaskSpec* task : tasks) {
-    if (task->family == Family::Qa) {
-      result.notes.push_back(task->name + ": skipped (needs a " +
-                             std::string(task->qa == QaDataset::Squad ? "SQuAD v2" : "HotpotQA") +
-                             " dev file; reading one is not supported yet)");
-      continue;
-    }
+  for (const auto& [task, corpus] : runs) {
     task_names.push_back(task->name);
     for (int64_t length : o.lengths) {
-      const Resources res{wording, essay.words, words.words, length};
+      Resources res{wording, essay.words, words.words, length};
+      res.qa = corpus;
+      res.shuffle_seed = o.seed;
       generated.push_back(generate_dataset(*task, length, o, res, *tok, chat));
       const std::string& name = generated.back().summary.dataset;
       prompts[name] = "{context}{input}";
@@ -171,7 +204,8 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
       chats[name] = result.chat_template;
     }
   }
-  if (generated.empty()) throw Error("--tasks: no task to generate (qa_1 and qa_2 need their datasets)");
+  if (generated.empty())
+    throw Error("--tasks: no task to generate (qa_1 needs --squad FILE, qa_2 --hotpotqa FILE)");
 
   nlohmann::ordered_json params;
   params["generator"] = "kvsearch data ruler";
@@ -188,6 +222,11 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
   params["wording"] = {{"source", wording.source}, {"sha256", wording.sha256}};
   params["essay_haystack"] = {{"source", essay.description}, {"sha256", essay.sha256}};
   params["word_list"] = {{"source", words.source}, {"sha256", words.sha256}};
+  const auto qa_file = [](const std::optional<QaCorpus>& corpus) {
+    return corpus ? nlohmann::ordered_json{{"source", corpus->source}, {"sha256", corpus->sha256}}
+                  : nlohmann::ordered_json(nullptr);
+  };
+  params["qa_files"] = {{"squad", qa_file(squad)}, {"hotpotqa", qa_file(hotpotqa)}};
 
   const fs::path root(o.out_dir);
   fs::create_directories(root / "data");

@@ -3,12 +3,12 @@
 //   <out>/data/<task>_<length>.jsonl  records {input (the question), context (the task text up to
 //       and including the haystack), answers, length (prompt tokens + tokens to generate),
 //       dataset, language, all_classes, _id, answer_prefix, task, target_length, units, and for
-//       niah haystack, needle_depths, needle_offsets};
+//       niah haystack, needle_depths, needle_offsets, for qa gold_documents};
 //   <out>/config/dataset2prompt.json ("{context}{input}"), dataset2maxlen.json (the family's
 //       tokens to generate), dataset2metric.json (string_match_all / string_match_part),
 //       dataset2chat_template.json (the wrapper the lengths were fitted with);
 //   <out>/ruler_generation.json  the parameters: seed, count, lengths, tasks, tokenizer file and
-//       SHA-256, chat template, wording, haystack and word list sources, kvsearch commit.
+//       SHA-256, chat template, wording, haystack, word list and qa files, kvsearch commit.
 // Every sample is fitted alone (length_fit.h) from its own random stream, seeded by the seed, the
 // task and length and the sample's index: the same options and tokenizer give byte-identical files.
 // Everything is generated and checked before the first file is written.
@@ -29,6 +29,8 @@ struct RulerDataOptions {
   std::vector<std::string> tasks;  // empty: all of RULER's
   std::string haystack_file;       // empty: the Debian licence texts (haystack.h)
   std::string templates_file;      // empty: kvsearch's own wording (wording.h)
+  std::string squad_file;          // SQuAD v2 dev (qa_1); empty: qa_1 is skipped with a note
+  std::string hotpotqa_file;       // HotpotQA dev distractor (qa_2); empty: qa_2 is skipped
   // auto: the checkpoint's own template (none for Mistral, as in RULER's paper), else llama3 for
   // tokenizers with Llama-3's header tokens, else none
   std::string chat_template = "auto";

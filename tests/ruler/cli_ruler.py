@@ -6,7 +6,9 @@
 - the same seed writes byte-identical directories, another seed different data; the parameters
   file records the seed and the SHA-256 of the tokenizer, haystack and templates files;
 - `--templates` reads what tools/ruler_extract_templates.py makes of a (made-up) RULER checkout,
-  and that wording is what the records carry.
+  and that wording is what the records carry;
+- `--squad` / `--hotpotqa` on made-up files: qa_1 / qa_2 records asking question i, a bad file is
+  one error line naming it and the field, and without the files a note names the flag.
 """
 import hashlib
 import json
@@ -83,6 +85,71 @@ noise = "The grass is green. Fake noise line."
 '''
 
 
+def squad_file(path, answerable=True):
+    articles = []
+    for a in range(4):
+        paragraphs = []
+        for p in range(6):
+            code = f"amber-{a}-{p}"
+            text = f"From article {a} paragraph {p}: the code is {code}. " + "The quiet river runs past the old stone mill. " * 5
+            qas = [{"question": f"Which code does article {a} paragraph {p} give?", "id": code,
+                    "answers": [{"text": code, "answer_start": 0}], "is_impossible": not answerable}]
+            paragraphs.append({"context": text, "qas": qas})
+        articles.append({"title": f"Article_{a}", "paragraphs": paragraphs})
+    with open(path, "w") as f:
+        json.dump({"version": "v2.0", "data": articles}, f)
+
+
+def hotpotqa_file(path):
+    questions = []
+    for q in range(4):
+        context = [[f"Topic {q}-{p}", [f"Topic {q}-{p} holds the word ember{q}{p}z.",
+                                       " The quiet river runs past the old stone mill." * 3]] for p in range(10)]
+        questions.append({"question": f"Which word does topic {q}-0 hold?", "answer": f"ember{q}0z",
+                          "context": context})
+    with open(path, "w") as f:
+        json.dump(questions, f)
+
+
+def check_qa(tmp, templates):
+    squad, hotpot, impossible = (os.path.join(tmp, n) for n in ("squad.json", "hotpot.json", "impossible.json"))
+    squad_file(squad)
+    hotpotqa_file(hotpot)
+    squad_file(impossible, answerable=False)
+    out = os.path.join(tmp, "qa_out")
+    expect_error(out, ["--tasks", "qa_1", "--squad", impossible], f"{impossible}: --squad: no answerable question")
+    with open(impossible, "w") as f:
+        json.dump({"data": [{"paragraphs": [{"context": 3, "qas": []}]}]}, f)
+    expect_error(out, ["--tasks", "qa_1", "--squad", impossible],
+                 f"{impossible}: --squad: data[0].paragraphs[0].context: expected a string")
+    proc = ruler(out, "--tasks", "qa_1,qa_2", "--squad", squad, "--hotpotqa", hotpot)
+    check(proc.returncode == 0, f"qa: exit {proc.returncode}, {proc.stderr}")
+    for task, answers in (("qa_1", lambda i: [f"amber-0-{i}"]), ("qa_2", lambda i: [f"ember{i}0z"])):
+        with open(os.path.join(out, "data", f"{task}_1024.jsonl"), encoding="utf-8") as f:
+            records = [json.loads(line) for line in f]
+        check(len(records) == 2, f"{task}: {len(records)} records")
+        for i, r in enumerate(records):
+            check(r["answers"] == answers(i), f"{task} record {i}: answers {r['answers']}")
+            check(900 <= r["length"] <= 1024, f"{task} record {i}: length {r['length']}")
+            check("Document 1:\n" in r["context"] and answers(i)[0] in r["context"], f"{task} record {i}: context")
+    params = json.loads(open(os.path.join(out, "ruler_generation.json")).read())
+    check(params["qa_files"]["squad"] == {"source": squad, "sha256": sha256(squad)}, f"{params['qa_files']}")
+    metrics = json.loads(open(os.path.join(out, "config", "dataset2metric.json")).read())
+    check(metrics == {"qa_1_1024": "string_match_part", "qa_2_1024": "string_match_part"}, f"{metrics}")
+    # RULER's qa template through --templates (the made-up checkout's).
+    d = os.path.join(tmp, "qa_templates")
+    proc = ruler(d, "--tasks", "qa_1", "--squad", squad, "--templates", templates)
+    check(proc.returncode == 0, f"qa --templates: exit {proc.returncode}, {proc.stderr}")
+    with open(os.path.join(d, "data", "qa_1_1024.jsonl"), encoding="utf-8") as f:
+        record = json.loads(f.readline())
+    check(record["context"].startswith("Docs.\n\nDocument 1:\nFrom article "), f"{record['context'][:60]!r}")
+    check(record["input"] == "\n\nQuestion: Which code does article 0 paragraph 0 give?", f"{record['input']!r}")
+    check(record["answer_prefix"] == " Answer:", f"{record['answer_prefix']!r}")
+    proc = ruler(os.path.join(tmp, "qa_skip"), "--tasks", "niah_single_1,qa_1")
+    check(proc.returncode == 0 and "note: qa_1: skipped (needs a SQuAD v2 dev file: give --squad FILE)" in proc.stdout,
+          f"qa skip: exit {proc.returncode}, {proc.stdout!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out")
@@ -152,6 +219,8 @@ def main():
         params = json.loads(open(os.path.join(d, "ruler_generation.json")).read())
         check(params["wording"] == {"source": extracted, "sha256": sha256(extracted)}, f"{params['wording']}")
         check(params["essay_haystack"]["sha256"] == sha256(prose), f"{params['essay_haystack']}")
+
+        check_qa(tmp, extracted)
 
     for failure in FAILURES:
         print("FAIL:", failure)

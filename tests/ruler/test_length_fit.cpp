@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace kvs::ruler {
@@ -17,17 +19,33 @@ int64_t cost(const Sample& s) { return 10 + 3 * static_cast<int64_t>(s.context.s
 
 TEST(LengthFit, FindsTheLargestFittingUnitsFromAnyHint) {
   for (int64_t hint : {0, 1, 5, 33, 34, 1000}) {
-    const FittedSample f = fit_to_length(112, 1, hint, make, cost, "toy");
+    const FittedSample f = fit_to_length(112, 1, 1000, hint, make, cost, "toy");
     EXPECT_EQ(f.units, 34) << "hint " << hint;  // 10 + 3 * 34 = 112
     EXPECT_EQ(f.length, 112);
     EXPECT_EQ(f.sample.context.size(), 34u);
   }
-  EXPECT_EQ(fit_to_length(114, 1, 0, make, cost, "toy").units, 34);  // 115 would overflow
+  EXPECT_EQ(fit_to_length(114, 1, 1000, 0, make, cost, "toy").units, 34);  // 115 would overflow
+}
+
+TEST(LengthFit, StopsAtMaxUnitsWhenEverythingFits) {
+  for (int64_t hint : {0, 7, 20, 1000}) {
+    int64_t probes = 0, largest = 0;
+    const auto counted = [&](int64_t units) {
+      ++probes;
+      largest = std::max(largest, units);
+      return make(units);
+    };
+    const FittedSample f = fit_to_length(112, 1, 20, hint, counted, cost, "toy");
+    EXPECT_EQ(f.units, 20) << "hint " << hint;  // 70 tokens: all 20 units fit
+    EXPECT_EQ(f.length, 70);
+    EXPECT_EQ(largest, 20) << "hint " << hint;  // never probes past the most there are
+    EXPECT_LE(probes, 12) << "hint " << hint;
+  }
 }
 
 TEST(LengthFit, TargetBelowTheSmallestSampleNamesTheOption) {
   try {
-    fit_to_length(12, 1, 0, make, cost, "toy");
+    fit_to_length(12, 1, 1000, 0, make, cost, "toy");
     FAIL() << "no error";
   } catch (const Error& e) {
     const std::string what = e.what();
