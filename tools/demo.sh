@@ -16,8 +16,8 @@ spec="$(dirname "$0")/../experiments/demo.json"
 start=$(date +%s)
 
 mkdir -p "$out"
-"$bin" data ruler --model "$model" --out "$out/ruler" --lengths 1024 --count 130 --seed 42 \
-  --tasks niah_single_1 niah_single_2 | { grep -v '^note' || true; }
+"$bin" data ruler --model "$model" --out "$out/ruler" --lengths 1024 --count 124 --seed 42 \
+  --max-new-tokens 32 --tasks niah_single_1 niah_single_2 | { grep -v '^note' || true; }
 echo
 echo "== the plan: about 15 minutes on 2 CPU cores (measured in the README); the ETA follows each finished job"
 "$bin" experiment plan "$spec" --longbench "$out/ruler"

@@ -20,6 +20,10 @@ void setup_data_ruler(CLI::App& parent) {
       ->delimiter(',')
       ->required();
   cmd->add_option("--count", o->count, "Records per task and length")->capture_default_str();
+  cmd->add_option("--max-new-tokens", o->max_new_tokens,
+                  "Cap every task's tokens to generate (0: RULER's, niah 128 ... qa 32); the fit reserves the cap")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
   cmd->add_option("--tasks", o->tasks,
                   "Tasks (default: all; qa_1/qa_2 without --squad/--hotpotqa are skipped with a note)")

@@ -79,10 +79,16 @@ struct GeneratedDataset {
   std::string lines;
 };
 
+// The task's tokens to generate, capped by --max-new-tokens.
+int generation_budget(const TaskSpec& task, const RulerDataOptions& o) {
+  const int ruler = tokens_to_generate(task.family);
+  return o.max_new_tokens > 0 ? std::min(ruler, o.max_new_tokens) : ruler;
+}
+
 GeneratedDataset generate_dataset(const TaskSpec& task, int64_t target, const RulerDataOptions& o,
                                   const Resources& res, const tokenizer::Tokenizer& tok,
                                   tokenizer::ChatTemplate chat) {
-  const int to_generate = tokens_to_generate(task.family);
+  const int to_generate = generation_budget(task, o);
   const std::string name = task.name + "_" + std::to_string(target);
   GeneratedDataset out;
   out.summary = {name, (fs::path(o.out_dir) / "data" / (name + ".jsonl")).string(), 0, INT64_MAX, 0};
@@ -199,7 +205,7 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
       generated.push_back(generate_dataset(*task, length, o, res, *tok, chat));
       const std::string& name = generated.back().summary.dataset;
       prompts[name] = "{context}{input}";
-      maxlen[name] = tokens_to_generate(task->family);
+      maxlen[name] = generation_budget(*task, o);
       metrics[name] = family_metric(task->family);
       chats[name] = result.chat_template;
     }
@@ -213,6 +219,7 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
   params["seed"] = o.seed;
   params["count"] = o.count;
   params["lengths"] = o.lengths;
+  params["max_new_tokens"] = o.max_new_tokens > 0 ? nlohmann::ordered_json(o.max_new_tokens) : nlohmann::ordered_json("RULER's");
   params["tasks"] = task_names;
   params["skipped"] = result.notes;
   params["tokenizer"] = {{"file", fs::absolute(tokenizer_file).string()},

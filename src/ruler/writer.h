@@ -31,6 +31,9 @@ struct RulerDataOptions {
   std::string templates_file;      // empty: kvsearch's own wording (wording.h)
   std::string squad_file;          // SQuAD v2 dev (qa_1); empty: qa_1 is skipped with a note
   std::string hotpotqa_file;       // HotpotQA dev distractor (qa_2); empty: qa_2 is skipped
+  // Caps every task's tokens to generate (RULER's: niah 128, vt 30, cwe 120, fwe 50, qa 32); the
+  // length fit reserves the capped count. 0: RULER's own.
+  int max_new_tokens = 0;
   // auto: the checkpoint's own template (none for Mistral, as in RULER's paper), else llama3 for
   // tokenizers with Llama-3's header tokens, else none
   std::string chat_template = "auto";
