@@ -64,9 +64,18 @@ def main():
         if generate(model, ids, "--policy", policy_path)["generated_ids"] != full["generated_ids"]:
             failures.append("policy file with budget >= prompt differs from the full cache")
 
+        kept_path = os.path.join(tmp, "kept.json")
         small = generate(model, ids, "--budget", 16, "--profile", "global", "--lambda2", -0.3)
         if len(small["generated_ids"]) == 0 or small["policy"]["kind"] != "greedy":
             failures.append(f"small-budget global run: {small}")
+        # --dump-kept (SnapKV, uniform budgets): per layer and cache head 16 positions, the W = 8 window last.
+        generate(model, ids, "--budget", 16, "--profile", "baseline", "--dump-kept", kept_path)
+        with open(kept_path) as f:
+            kept = json.load(f)["layers"]
+        window = list(range(len(ids) - 8, len(ids)))
+        if not kept or any(len(head) != 16 or head[-8:] != window or len(set(head)) != 16
+                           or not all(0 <= p < len(ids) for p in head) for layer in kept for head in layer):
+            failures.append(f"--dump-kept: not 16 distinct prompt positions ending with the window per head: {kept}")
 
         with open(policy_path, "w") as f:
             json.dump({"kind": "greedy", "budget": 4, "schedule": "uniform"}, f)
@@ -81,6 +90,9 @@ def main():
             failures.append(f"unknown field error does not name it: {line}")
         expect_error(*base, "--policy", os.path.join(tmp, "missing.json"))
         expect_error(*base, "--lambda1", 0.5)
+        line = expect_error(*base, "--dump-kept", os.path.join(tmp, "k.json"))
+        if "needs a policy" not in line or os.path.exists(os.path.join(tmp, "k.json")):
+            failures.append(f"--dump-kept without a policy: {line}")
         expect_error(*base, "--budget", 32, "--profile", "baseline", "--lambda2", 0.1)
     if failures:
         sys.exit("\n".join(failures))
