@@ -224,7 +224,7 @@ std::string runner_bench_table(const RunnerBenchResult& r) {
                 "interleaved repeats\n",
                 r.parameters / 1e6, r.device.c_str(), r.dtype.c_str(), r.threads,
                 r.torch_version.c_str(), r.repeats);
-  out << strfmt("load: %.2f s for %.1f MiB of safetensors (%.0f MiB/s)\n", r.load_seconds,
+  out << strfmt("load: %.2f s for %.1f MiB of weight files (%.0f MiB/s)\n", r.load_seconds,
                 r.checkpoint_bytes / MiB, r.checkpoint_bytes / MiB / r.load_seconds);
   out << "machine: sgemm " << spread_text(r.sgemm_gflops, "%.1f") << " GFLOP/s, read bandwidth "
       << spread_text(r.read_bandwidth_gbps, "%.1f") << " GB/s\n";
