@@ -19,13 +19,14 @@ ExperimentResults::ExperimentResults(const ExperimentSpec& spec, const std::stri
     for (const Evaluation& e : job.evaluations) {
       const auto run = db.find_run(e.run_key);
       if (!run) continue;
-      const auto states = db.states_of(*run, /*with_predictions=*/true);
+      const auto states = db.states_of(*run);
       if (states.empty()) continue;
       commits_.insert(run->spec.git_commit);
       models_.insert(run->spec.model);
       const auto replays = db.replays_of(*run);
       MethodResult r;
       r.finished = run->finished;
+      const store::State* best = nullptr;
       for (const store::State& s : states) {
         TrajectoryPoint p;
         p.order = s.record.eval_order;
@@ -40,10 +41,12 @@ ExperimentResults::ExperimentResults(const ExperimentSpec& spec, const std::stri
         r.test = p.test;
         r.lambda1 = s.record.lambda1;
         r.lambda2 = s.record.lambda2;
-        r.dev_questions.clear();
-        for (const store::PredictionRecord& q : s.record.predictions) r.dev_questions.push_back(q.score);
-        r.test_questions.clear();
-        for (const store::PredictionRecord& q : db.predictions_of(s, "test"))
+        best = &s;
+      }
+      // Per-question scores of the best state only (the noise floor is the reported state's).
+      if (best) {
+        for (const store::PredictionRecord& q : db.predictions_of(*best, "dev")) r.dev_questions.push_back(q.score);
+        for (const store::PredictionRecord& q : db.predictions_of(*best, "test"))
           r.test_questions.push_back(q.official_score.value_or(q.score));
       }
       results_.push_back({e.run_key, job.dataset, r});

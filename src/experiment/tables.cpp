@@ -55,7 +55,7 @@ void add_row(Table& t, std::vector<std::string> cells, std::vector<bool> bold = 
 }
 
 // Table 1: datasets x methods, the row's best in bold, macro average and wins rows.
-Table datasets_table(const TableSpec& ts, const ExperimentSpec& spec, const ExperimentResults& results) {
+Table datasets_table(const TableSpec& ts, const ExperimentResults& results) {
   Table t;
   t.header.push_back("Dataset");
   for (const auto& m : ts.methods) t.header.push_back(m);
@@ -139,7 +139,7 @@ Table budgets_table(const TableSpec& ts, const ExperimentSpec& spec, const Exper
 }
 
 // Table 3: one row per method at one budget: macro average and datasets better than the baseline.
-Table methods_table(const TableSpec& ts, const ExperimentSpec& spec, const ExperimentResults& results) {
+Table methods_table(const TableSpec& ts, const ExperimentResults& results) {
   Table t;
   t.header = {"Method", "Macro average", "Better than " + ts.baseline};
   std::vector<Score> macros;
@@ -190,9 +190,9 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 Table make_table(const TableSpec& table, const ExperimentSpec& spec, const ExperimentResults& results) {
-  Table t = table.kind == "datasets" ? datasets_table(table, spec, results)
+  Table t = table.kind == "datasets" ? datasets_table(table, results)
             : table.kind == "budgets" ? budgets_table(table, spec, results)
-                                      : methods_table(table, spec, results);
+                                      : methods_table(table, results);
   t.name = table.name;
   t.title = table.title;
   return t;
