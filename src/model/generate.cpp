@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
+#include <numeric>
 
 #include "model/transformer.h"
 
@@ -18,6 +19,10 @@ GreedyResult greedy_decode(const Transformer& model, DecodeCache& cache,
   std::vector<bool> done(static_cast<size_t>(batch), false);
   std::vector<at::Tensor> step_logits;
   const int64_t max_new = std::max<int64_t>(1, options.max_new_tokens);
+  // The batch rows still decoding; logits row i belongs to row running[i]. A finished row
+  // leaves the batch (and its cache) unless every step's logits are kept for the whole batch.
+  std::vector<int64_t> running(static_cast<size_t>(batch));
+  std::iota(running.begin(), running.end(), int64_t{0});
   at::Tensor logits = first_logits;
   reserve_decode_slots(cache, max_new);
   for (int64_t step = 0; step < max_new; ++step) {
@@ -27,20 +32,28 @@ GreedyResult greedy_decode(const Transformer& model, DecodeCache& cache,
       for (int32_t id : options.stop_ids)
         if (id >= 0 && id < logits.size(1)) logits.select(1, id).fill_(-INFINITY);
     }
-    const at::Tensor next = logits.argmax(-1).to(at::kCPU);
+    at::Tensor next = logits.argmax(-1).to(at::kCPU);
     const auto* next_ids = next.data_ptr<int64_t>();
-    bool all_done = true;
-    for (int64_t b = 0; b < batch; ++b) {
-      if (done[b]) continue;
-      const auto id = static_cast<int32_t>(next_ids[b]);
-      result.tokens[b].push_back(id);
-      done[b] = options.stop_ids.count(id) > 0 ||
-                static_cast<int64_t>(result.tokens[b].size()) >= max_new;
-      all_done = all_done && done[b];
+    std::vector<int64_t> still_running;  // indices into `running`
+    for (size_t i = 0; i < running.size(); ++i) {
+      const int64_t row = running[i];
+      if (done[row]) continue;  // stopped earlier, kept in the batch
+      const auto id = static_cast<int32_t>(next_ids[i]);
+      result.tokens[row].push_back(id);
+      done[row] = options.stop_ids.count(id) > 0 ||
+                  static_cast<int64_t>(result.tokens[row].size()) >= max_new;
+      if (!done[row]) still_running.push_back(static_cast<int64_t>(i));
     }
     result.steps = step + 1;
-    if (all_done) break;
-    // Finished rows keep decoding their last token; their outputs are ignored.
+    if (still_running.empty()) break;
+    if (!options.collect_logits && still_running.size() < running.size()) {
+      keep_rows(cache, still_running);
+      next = next.index_select(0, at::tensor(still_running, at::kLong));
+      std::vector<int64_t> rows;
+      for (int64_t i : still_running) rows.push_back(running[i]);
+      running = std::move(rows);
+    }
+    // Stopped rows that stay in the batch keep decoding their last token; their outputs are ignored.
     logits = model.extend(next.to(first_logits.device()).unsqueeze(1), cache).squeeze(1);
   }
   if (options.collect_logits) result.step_logits = at::stack(step_logits);

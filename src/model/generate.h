@@ -29,7 +29,9 @@ struct GreedyResult {
 
 // first_logits [batch, vocab]: the logits that choose each row's first new token (from the
 // prefill, shared by all rows). Always produces at least one token per row; a row stops at a stop
-// id or max_new_tokens; the loop ends when every row has stopped.
+// id or max_new_tokens; the loop ends when every row has stopped. A stopped row leaves the batch
+// (keep_rows), so afterwards `cache` holds only the rows that ran longest, unless collect_logits
+// keeps the whole batch to the end.
 GreedyResult greedy_decode(const Transformer& model, DecodeCache& cache,
                            const at::Tensor& first_logits, const GreedyOptions& options);
 

@@ -35,4 +35,8 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
 // Grows every layer so that at least `extra` more tokens fit (copying when needed).
 void reserve_decode_slots(DecodeCache& cache, int64_t extra);
 
+// Keeps only the given rows (ascending indices into the batch), in that order: rows that have
+// finished decoding leave the batch so that the steps left cost only the rows still running.
+void keep_rows(DecodeCache& cache, const std::vector<int64_t>& rows);
+
 }  // namespace kvs::model

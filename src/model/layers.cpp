@@ -13,8 +13,11 @@ namespace kvs::model {
 
 namespace {
 
-// Above this many rows the product is a matrix product, which the BLAS already threads well.
-constexpr int64_t kMaxThreadedRows = 8;
+// Up to this many rows (a decode step of that many policies) the weights are streamed once by
+// row_product. The BLAS's sgemm copies (packs) the whole weight matrix on every call, which at a
+// few rows costs more than the product itself; above it the product is a matrix product that the
+// BLAS threads well.
+constexpr int64_t kMaxThreadedRows = 32;
 // Below this many weight elements the split costs more than it saves.
 constexpr int64_t kMinThreadedWeight = 1 << 16;
 

@@ -12,8 +12,9 @@ namespace kvs::model {
 bool row_product_available();
 
 // For r < rows and o in [o_begin, o_end): y[r * y_stride + o] = sum_i x[r * in + i] * w[o * in + i].
-// x is [rows, in] and w [out, in], both row-major and contiguous. Each x row is read from cache
-// once per four weight rows, so rows up to about 8 cost little more than one.
+// x is [rows, in] and w [out, in], both row-major and contiguous. Each block of four weight rows is
+// read from memory once and from cache for every further pair of x rows, so a few rows cost
+// little more than one; past a few dozen rows a matrix product (the BLAS) is faster.
 void row_product(const float* x, int64_t rows, int64_t in, const float* w, int64_t o_begin,
                  int64_t o_end, float* y, int64_t y_stride);
 

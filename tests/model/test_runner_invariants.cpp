@@ -1,10 +1,12 @@
 // Invariants of the runner that need no outside reference: chunked prefill equals unchunked,
 // prefill of a prefix + extend() of the rest equals the full prefill, prefill + decode equals
-// recomputing the whole sequence, and a batch of identical rows decodes like one row. Each runs
+// recomputing the whole sequence, a batch of identical rows decodes like one row, and rows that
+// stop early leave the batch without changing the others' tokens. Each runs
 // with full attention and with a sliding window shorter than the prompt.
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <set>
 
 #include "core/error.h"
 #include "model/attention.h"
@@ -178,6 +180,64 @@ TEST_P(RunnerInvariants, BatchOfIdenticalRowsDecodesLikeOneRow) {
   }
   report("batch3_vs_batch1", diff);
   EXPECT_LE(diff, kTolerance);
+}
+
+// Rows whose caches keep different prompt entries, so that they decode different tokens. All of
+// them are compressed: a full row would see the sliding window alone but not in a padded batch.
+kvs::model::DecodeCache cache_of_rows(const kvs::model::DecodeCache& full, const std::vector<int>& rows) {
+  kvs::model::DecodeCache cache;
+  cache.batch = static_cast<int64_t>(rows.size());
+  cache.next_position = full.next_position;
+  for (const auto& layer : full.layers) {
+    const at::Tensor k = layer.keys[0].narrow(1, 0, layer.used);
+    const at::Tensor v = layer.values[0].narrow(1, 0, layer.used);
+    const at::Tensor even = at::arange(0, layer.used, 2, at::kLong);
+    const at::Tensor odd = at::arange(1, layer.used, 2, at::kLong);
+    const std::vector<std::pair<at::Tensor, at::Tensor>> kinds = {
+        {k.index_select(1, odd), v.index_select(1, odd)},
+        {k.narrow(1, layer.used / 2, layer.used - layer.used / 2), v.narrow(1, layer.used / 2, layer.used - layer.used / 2)},
+        {k.index_select(1, even), v.index_select(1, even)}};
+    std::vector<std::pair<at::Tensor, at::Tensor>> picked;
+    for (int r : rows) picked.push_back(kinds[r]);
+    cache.layers.push_back(kvs::model::assemble_layer_cache(picked, 0));
+  }
+  return cache;
+}
+
+TEST_P(RunnerInvariants, RowsThatStopLeaveTheBatchAndTheOthersDecodeAsAlone) {
+  const auto model = load_f32(dir_->path());
+  const auto pre = model.prefill(prompt_, PrefillOptions{});
+  kvs::model::GreedyOptions greedy;
+  greedy.max_new_tokens = 12;
+  auto alone = [&](int row) {
+    kvs::model::DecodeCache cache = cache_of_rows(pre.cache, {row});
+    return kvs::model::greedy_decode(model, cache, pre.logits, greedy).tokens[0];
+  };
+  // A stop id that ends the rows at different steps, so that the batch shrinks mid-decode.
+  std::vector<std::vector<int32_t>> expected;
+  for (int row = 0; row < 3; ++row) {
+    const std::vector<int32_t> tokens = alone(row);
+    for (size_t s = 1; s + 1 < tokens.size() && expected.empty(); ++s) {
+      greedy.stop_ids = {tokens[s]};
+      std::vector<std::vector<int32_t>> ends = {alone(0), alone(1), alone(2)};
+      std::set<size_t> lengths;
+      for (const auto& e : ends) lengths.insert(e.size());
+      if (lengths.size() > 1) expected = ends;
+      else greedy.stop_ids.clear();
+    }
+  }
+  ASSERT_FALSE(expected.empty()) << "no token ends the rows at different steps";
+
+  kvs::model::DecodeCache cache = cache_of_rows(pre.cache, {0, 1, 2});
+  const auto batched = kvs::model::greedy_decode(model, cache, pre.logits.expand({3, -1}), greedy);
+  for (int row = 0; row < 3; ++row) EXPECT_EQ(batched.tokens[row], expected[row]) << "row " << row;
+  EXPECT_LT(cache.batch, 3) << "the rows that stopped first are still in the batch";
+  // Keeping every step's logits keeps every row in the batch, with the same tokens.
+  greedy.collect_logits = true;
+  kvs::model::DecodeCache kept = cache_of_rows(pre.cache, {0, 1, 2});
+  const auto full_batch = kvs::model::greedy_decode(model, kept, pre.logits.expand({3, -1}), greedy);
+  EXPECT_EQ(kept.batch, 3);
+  EXPECT_EQ(full_batch.tokens, batched.tokens);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, RunnerInvariants,

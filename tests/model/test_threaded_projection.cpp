@@ -48,7 +48,7 @@ TEST_F(ThreadedProjection, NonContiguousInputAndPrefillShapesMatch) {
   const at::Tensor strided = at::randn({384, 2}).t();  // [2, 384], column-major
   EXPECT_LE((model::project(strided, weight) - at::linear(strided, weight)).abs().max().item<double>(),
             1e-4);
-  const at::Tensor prefill = at::randn({64, 384});  // above the threaded row limit
+  const at::Tensor prefill = at::randn({64, 384});  // above row_product's row limit
   EXPECT_LE((model::project(prefill, weight) - at::linear(prefill, weight)).abs().max().item<double>(),
             1e-4);
 }
@@ -56,14 +56,15 @@ TEST_F(ThreadedProjection, NonContiguousInputAndPrefillShapesMatch) {
 TEST_F(ThreadedProjection, MatchesLinearOnOneThreadAndAtTheKernelsEdges) {
   c10::InferenceMode inference;
   // Widths around the kernel's 8-float step, output counts around its 4-row blocks and the
-  // split between threads, 1 to 8 rows: every tail of row_product runs.
+  // split between threads, 1 to 32 rows (odd and even, for the kernel's row pairs): every tail of
+  // row_product runs.
   for (const int threads : {1, 2}) {
     at::set_num_threads(threads);
     for (const int64_t in : {int64_t{7}, int64_t{8}, int64_t{9}, int64_t{1031}})
       for (const int64_t extra : {int64_t{1}, int64_t{6}}) {
         const int64_t out = (1 << 16) / in + extra;  // above project's size threshold
         const at::Tensor weight = at::randn({out, in});
-        for (const int64_t rows : {1, 2, 5, 8}) {
+        for (const int64_t rows : {1, 2, 5, 8, 13, 32}) {
           const at::Tensor x = at::randn({rows, in});
           const at::Tensor expected = at::linear(x, weight);
           const double tolerance = 1e-5 * std::sqrt(static_cast<double>(in)) * 4;
