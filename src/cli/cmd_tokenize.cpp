@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvs::cli {
@@ -45,14 +46,6 @@ std::vector<int32_t> parse_ids(const std::string& list) {
     }
   }
   return ids;
-}
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error_at(path, "cannot open the file");
-  std::ostringstream data;
-  data << in.rdbuf();
-  return data.str();
 }
 
 std::vector<int32_t> encode(const tokenizer::Tokenizer& tok, const std::string& text,
@@ -115,7 +108,7 @@ void run(const TokenizeOptions& o) {
       std::cout << text << '\n';
     return;
   }
-  const auto ids = encode(*tok, o.file.empty() ? o.text : read_text_file(o.file), o.special);
+  const auto ids = encode(*tok, o.file.empty() ? o.text : read_file(o.file, "the text file"), o.special);
   if (o.json) {
     std::cout
         << nlohmann::json{{"ids", ids}, {"count", ids.size()}, {"tokenizer", tok->kind()}}.dump()

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/float_bits.h"
 
 namespace kvs::gguf {
 
@@ -142,18 +143,6 @@ uint64_t sign_extend(uint64_t raw, uint64_t bytes) {
   return shift == 0 ? raw : static_cast<uint64_t>(static_cast<int64_t>(raw << shift) >> shift);
 }
 
-float f32_from_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-double f64_from_bits(uint64_t bits) {
-  double d;
-  std::memcpy(&d, &bits, sizeof d);
-  return d;
-}
-
 // Reads one element of a scalar type into value.
 void read_scalar(Cursor& in, uint32_t type, Value& value, const std::string& field) {
   switch (type) {
@@ -161,10 +150,10 @@ void read_scalar(Cursor& in, uint32_t type, Value& value, const std::string& fie
       value.strings.push_back(in.string(field));
       return;
     case FLOAT32:
-      value.floats.push_back(f32_from_bits(in.u32(field)));
+      value.floats.push_back(float_from_bits(in.u32(field)));
       return;
     case FLOAT64:
-      value.floats.push_back(f64_from_bits(in.u64(field)));
+      value.floats.push_back(double_from_bits(in.u64(field)));
       return;
     case BOOL: {
       const uint64_t b = in.read_uint(1, field);

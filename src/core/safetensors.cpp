@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/float_bits.h"
 
 namespace kvs {
 
@@ -262,14 +263,11 @@ float half_to_float(uint16_t h) {
   } else {
     bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return float_from_bits(bits);
 }
 
 uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = bits_of(f);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
   const uint32_t abs = x & 0x7fffffffu;
   if (abs >= 0x7f800000u) return sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0);  // inf / nan
@@ -291,15 +289,11 @@ uint16_t float_to_half(float f) {
 }
 
 float bf16_to_float(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return float_from_bits(static_cast<uint32_t>(b) << 16);
 }
 
 uint16_t float_to_bf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = bits_of(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // nan
   const uint32_t rounding = 0x7fff + ((x >> 16) & 1);
   return static_cast<uint16_t>((x + rounding) >> 16);

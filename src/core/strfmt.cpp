@@ -18,4 +18,10 @@ std::string strfmt(const char* format, ...) {
   return out;
 }
 
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
+  return out;
+}
+
 }  // namespace kvs

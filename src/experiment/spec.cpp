@@ -137,14 +137,20 @@ void check_methods_exist(const ExperimentSpec& spec, const std::vector<std::stri
       throw error_at(where, "'" + n + "' is not one of the spec's methods");
 }
 
+// The name, kind (one of `kinds`) and title that every table and figure starts with.
+template <class Item>
+void read_heading(Fields& f, Item& item, const std::string& what, const std::vector<std::string>& kinds) {
+  item.name = f.text("name", "", true);
+  item.kind = f.text("kind", "", true);
+  if (std::find(kinds.begin(), kinds.end(), item.kind) == kinds.end())
+    throw error_at(f.at("kind"), "'" + item.kind + "' is not a " + what + " kind (" + join(kinds, ", ") + ")");
+  item.title = f.text("title", item.name);
+}
+
 TableSpec parse_table(const json& object, const std::string& where, const ExperimentSpec& spec) {
   Fields f(object, where);
   TableSpec t;
-  t.name = f.text("name", "", true);
-  t.kind = f.text("kind", "", true);
-  if (t.kind != "datasets" && t.kind != "budgets" && t.kind != "methods")
-    throw error_at(f.at("kind"), "'" + t.kind + "' is not a table kind (datasets, budgets, methods)");
-  t.title = f.text("title", t.name);
+  read_heading(f, t, "table", {"datasets", "budgets", "methods"});
   t.methods = f.texts("methods", true);
   check_methods_exist(spec, t.methods, f.at("methods"));
   t.datasets = dataset_subset(f, spec.datasets);
@@ -161,11 +167,7 @@ TableSpec parse_table(const json& object, const std::string& where, const Experi
 FigureSpec parse_figure(const json& object, const std::string& where, const ExperimentSpec& spec) {
   Fields f(object, where);
   FigureSpec g;
-  g.name = f.text("name", "", true);
-  g.kind = f.text("kind", "", true);
-  if (g.kind != "profiles" && g.kind != "trajectory" && g.kind != "budgets")
-    throw error_at(f.at("kind"), "'" + g.kind + "' is not a figure kind (profiles, trajectory, budgets)");
-  g.title = f.text("title", g.name);
+  read_heading(f, g, "figure", {"profiles", "trajectory", "budgets"});
   g.dataset = f.text("dataset", "", true);
   if (std::find(spec.datasets.begin(), spec.datasets.end(), g.dataset) == spec.datasets.end())
     throw error_at(f.at("dataset"), "'" + g.dataset + "' is not one of the spec's datasets");

@@ -1,12 +1,11 @@
 #include "model/config.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/gguf.h"
 
 namespace kvs::model {
@@ -145,11 +144,7 @@ ModelConfig parse_config(const std::string& json_text, const std::string& where)
 }
 
 ModelConfig load_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw error_at(path, "cannot open config.json");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_config(buffer.str(), path);
+  return parse_config(read_file(path, "config.json"), path);
 }
 
 ModelConfig config_from_gguf(const gguf::File& f) {

@@ -6,9 +6,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/log.h"
 #include "core/safetensors.h"
 
@@ -63,10 +63,7 @@ class CheckpointFiles {
 
  private:
   void read_index(const std::string& model_dir, const std::string& index_path) {
-    std::ifstream in(index_path);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const auto index = nlohmann::json::parse(buffer.str(), nullptr, false);
+    const auto index = nlohmann::json::parse(read_file(index_path, "the safetensors index"), nullptr, false);
     if (index.is_discarded() || !index.is_object())
       throw error_at(index_path, "not a valid JSON object");
     if (!index.contains("weight_map") || !index["weight_map"].is_object())

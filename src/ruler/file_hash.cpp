@@ -3,10 +3,8 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
-#include "core/error.h"
+#include "core/files.h"
 
 namespace kvs::ruler {
 
@@ -68,11 +66,7 @@ std::string sha256_hex(const std::string& bytes) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error_at(path, "cannot read the file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return sha256_hex(bytes.str());
+  return sha256_hex(read_file(path, "the file"));
 }
 
 }  // namespace kvs::ruler

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/rng.h"
+#include "core/strfmt.h"
 #include "ruler/generators.h"
 #include "ruler/values.h"
 
@@ -44,9 +45,7 @@ Sample generate_freq_words(const TaskSpec& task, const Resources& res, int64_t u
     words.insert(words.end(), static_cast<size_t>(count), vocab[static_cast<size_t>(rank - 1)]);
   }
   portable_shuffle(words, gen);
-  std::string coded;
-  for (size_t i = 0; i < words.size(); ++i) coded += (i ? " " : "") + words[i];
-  const TaskText text = render(w, coded, {});
+  const TaskText text = render(w, join(words, " "), {});
   Sample sample;
   sample.context = text.context;
   sample.question = text.question;

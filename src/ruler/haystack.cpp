@@ -2,11 +2,10 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "longbench/text.h"
 #include "ruler/file_hash.h"
 
@@ -15,14 +14,6 @@ namespace kvs::ruler {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const std::string& path, const std::string& option) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error_at(path, option + ": cannot read the file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 // Whitespace runs (Python's str.split semantics, Unicode) separate the words.
 std::vector<std::string> split_words(const std::u32string& text) {
@@ -51,7 +42,7 @@ EssaySource load_license_essay(const std::string& dir) {
   std::string text;
   std::string names;
   for (const auto& [name, path] : files) {
-    text += read_file(path, "essay haystack") + "\n";
+    text += read_file(path, "the essay haystack file") + "\n";
     names += (names.empty() ? "" : " ") + name;
   }
   EssaySource source;
@@ -63,7 +54,7 @@ EssaySource load_license_essay(const std::string& dir) {
 }
 
 EssaySource load_essay_file(const std::string& path) {
-  const std::string text = read_file(path, "--haystack");
+  const std::string text = read_file(path, "the --haystack file");
   std::u32string decoded;
   try {
     decoded = longbench::utf8_to_utf32(text);

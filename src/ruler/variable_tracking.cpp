@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/rng.h"
+#include "core/strfmt.h"
 #include "ruler/generators.h"
 #include "ruler/values.h"
 
@@ -47,15 +48,7 @@ std::string chain_haystack(const Chains& c, const std::string& noise, int64_t li
   auto positions = sample_without_replacement(static_cast<size_t>(lines), statements.size(), gen);
   std::sort(positions.begin(), positions.end());
   const auto all = insert_lines(std::vector<std::string>(static_cast<size_t>(lines), noise), statements, positions);
-  std::string text;
-  for (size_t i = 0; i < all.size(); ++i) text += (i ? "\n" : "") + all[i];
-  return text;
-}
-
-std::string joined_names(const std::vector<std::string>& names) {
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i) s += (i ? " " : "") + names[i];
-  return s;
+  return join(all, "\n");
 }
 
 }  // namespace
@@ -70,7 +63,7 @@ Sample generate_variable_tracking(const TaskSpec& task, const Resources& res, in
   const TaskText shown = render(w, chain_haystack(example, w.noise, kExampleNoiseLines, gen),
                                 {{"query", example.values[0]}, {"num_v", num_v}});
   const std::string example_text = shown.context + shown.question + shown.answer_prefix + " " +
-                                   joined_names(example.names[0]) + "\n";
+                                   join(example.names[0], " ") + "\n";
 
   const Chains chains = draw_chains(p.num_chains, p.num_hops, 5, gen);
   const TaskText text = render(w, chain_haystack(chains, w.noise, units, gen),

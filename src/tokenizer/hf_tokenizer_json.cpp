@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
@@ -18,14 +17,6 @@ namespace kvs::tokenizer {
 namespace {
 
 using nlohmann::json;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error_at(path, "cannot open the tokenizer file");
-  std::ostringstream data;
-  data << in.rdbuf();
-  return data.str();
-}
 
 // Errors about a JSON field point at the line of its key (pretty-printed files have one per
 // line), or name the file only when the key is absent.
@@ -241,7 +232,7 @@ void set_special_roles(const std::string& path, BpeDefinition& def) {
   const std::string where = config_path.string();
   json config;
   try {
-    config = json::parse(read_file(where));
+    config = json::parse(read_file(where, "the tokenizer config"));
   } catch (const json::parse_error& e) {
     throw error_at(where, std::string("invalid JSON: ") + e.what());
   }
@@ -264,7 +255,7 @@ void set_special_roles(const std::string& path, BpeDefinition& def) {
 }  // namespace
 
 BpeDefinition read_hf_tokenizer_json(const std::string& path) {
-  const std::string raw = read_file(path);
+  const std::string raw = read_file(path, "the tokenizer file");
   const Locator loc(path, raw);
   json root;
   try {

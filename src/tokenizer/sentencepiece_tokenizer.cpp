@@ -2,10 +2,10 @@
 
 #include <sentencepiece_processor.h>
 
-#include <cstring>
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/float_bits.h"
 
 namespace kvs::tokenizer {
 
@@ -26,8 +26,7 @@ class ProtoWriter {
   }
   void float32(int field, float value) {
     key(field, 5);
-    uint32_t bits;
-    std::memcpy(&bits, &value, 4);
+    const uint32_t bits = bits_of(value);
     for (int shift = 0; shift < 32; shift += 8) out_ += static_cast<char>((bits >> shift) & 0xFF);
   }
   const std::string& str() const { return out_; }

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvs::tokenizer {
@@ -47,14 +46,6 @@ bool decode_base64(std::string_view text, std::string& out) {
     }
   }
   return !out.empty();
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error_at(path, "cannot open the tokenizer file");
-  std::ostringstream data;
-  data << in.rdbuf();
-  return data.str();
 }
 
 std::string printable(std::string_view line) {
@@ -106,7 +97,7 @@ bool looks_like_tiktoken(std::string_view head) {
 }
 
 BpeDefinition read_tiktoken_bpe(const std::string& path) {
-  const std::string data = read_file(path);
+  const std::string data = read_file(path, "the tokenizer file");
   BpeDefinition def;
   def.source = path;
   def.special_tokens_where = path;

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 #include <vector>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/rng.h"
 #include "core/timer.h"
 #include "tokenizer/tiktoken_reader.h"
@@ -100,13 +100,6 @@ const char* pick(const char* const (&items)[N], std::mt19937_64& gen) {
   return items[bounded_draw(gen, N)];
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream data;
-  data << in.rdbuf();
-  return data.str();
-}
-
 void write_file(const fs::path& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary);
   out << data;
@@ -189,7 +182,7 @@ void run_tiktoken(const std::string& tokenizer_file, const std::string& text,
   timing.tokens = reply.at("tokens").get<int64_t>();
   timing.seconds = reply.at("seconds").get<double>();
   result.tiktoken = timing;
-  const std::string ids = read_file(ids_file.string());
+  const std::string ids = read_file(ids_file.string(), "the reference ids");
   result.same_ids =
       ids.size() == our_ids.size() * sizeof(int32_t) &&
       std::equal(our_ids.begin(), our_ids.end(), reinterpret_cast<const int32_t*>(ids.data()));
