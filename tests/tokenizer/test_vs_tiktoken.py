@@ -14,6 +14,7 @@ import sys
 import tempfile
 
 import tiktoken
+import tokenizers  # HF tokenizers (a dependency of transformers in tools/requirements.txt)
 from tiktoken.load import load_tiktoken_bpe
 
 BIN = os.environ["KVSEARCH_BIN"]
@@ -196,14 +197,10 @@ def main():
         path = os.path.join(tmp, "tokenizer.json")
         write_tokenizer_json(ranks, path)
         subset = strings[:1500]
-        try:
-            import tokenizers
-            hf = tokenizers.Tokenizer.from_file(path)
-            for s in subset[:300]:
-                check(hf.encode(s, add_special_tokens=False).ids == enc.encode(s, allowed_special="all"),
-                      "the generated tokenizer.json disagrees with tiktoken (HF tokenizers) on %r" % s)
-        except ImportError:
-            print("note: HF tokenizers not installed; the generated tokenizer.json is not cross-checked")
+        hf = tokenizers.Tokenizer.from_file(path)
+        for s in subset[:300]:
+            check(hf.encode(s, add_special_tokens=False).ids == enc.encode(s, allowed_special="all"),
+                  "the generated tokenizer.json disagrees with tiktoken (HF tokenizers) on %r" % s)
         compare_encodings("tokenizer.json", path, enc, subset)
 
     print("checked %d strings, %d id sequences; %d failures" % (len(strings), len(id_lists), len(failures)))
