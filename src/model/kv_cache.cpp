@@ -64,13 +64,15 @@ void keep_rows(DecodeCache& cache, const std::vector<int64_t>& rows) {
     if (rows[i] < 0 || rows[i] >= cache.batch || (i > 0 && rows[i] <= rows[i - 1]))
       throw Error("keep_rows: rows must be ascending indices below the batch of " +
                   std::to_string(cache.batch));
-  if (static_cast<int64_t>(rows.size()) == cache.batch) return;
-  for (LayerCache& layer : cache.layers) {
-    const at::Tensor index =
-        at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(layer.keys.device());
-    layer.keys = layer.keys.index_select(0, index);
-    layer.values = layer.values.index_select(0, index);
-    if (layer.prefix_mask.defined()) layer.prefix_mask = layer.prefix_mask.index_select(0, index);
+  if (static_cast<int64_t>(rows.size()) != cache.batch && !cache.layers.empty()) {
+    // One index for every layer: all layers live on one device.
+    const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong))
+                                 .to(cache.layers.front().keys.device());
+    for (LayerCache& layer : cache.layers) {
+      layer.keys = layer.keys.index_select(0, index);
+      layer.values = layer.values.index_select(0, index);
+      if (layer.prefix_mask.defined()) layer.prefix_mask = layer.prefix_mask.index_select(0, index);
+    }
   }
   cache.batch = static_cast<int64_t>(rows.size());
 }
