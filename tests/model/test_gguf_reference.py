@@ -8,7 +8,8 @@
    all 272 tensors of SmolLM2-135M-Instruct.Q4_1.gguf (`--model smollm2-135m`).
 2. Logits: `kvsearch generate --model smollm2-135m --token-ids` (fp32, a prompt of >= 1,000 ids,
    32 new tokens) against AutoModelForCausalLM.from_pretrained(dir, gguf_file=...) in fp32: max
-   |dlogit| <= 1e-4 and the same greedy tokens, with the full cache, a SnapKV policy and a Global
+   |dlogit| <= 1e-4 (or transformers' own SDPA-vs-eager spread, where wider) and the same greedy
+   tokens, with the full cache, a SnapKV policy and a Global
    policy. Eviction on the reference side: a decode over the keys and values at the positions
    kvsearch kept (`generate --dump-kept`), so both sides decode the same cache; those kept sets are
    checked against the selection oracles of tests/evict/test_select_reference.py on HF's post-RoPE
@@ -36,8 +37,11 @@ import gguf_fixtures as fx  # noqa: E402
 from test_select_reference import W, baseline, diverse  # noqa: E402
 
 # Prefill and decode logits. transformers runs its default attention (SDPA), as kvsearch's CPU
-# prefill does; against its eager attention the prefill differs by 1.0e-4 at most (fp32
-# accumulation order), against SDPA by 9.3e-5 on this prompt (measured).
+# prefill does. The bound is 1e-4, or transformers' own spread where that is wider: its SDPA and
+# eager attentions differ by fp32 accumulation order, by an amount that depends on the CPU's
+# kernels (measured on this prompt: below 1e-4 on an AVX2 machine, 1.84e-4 on an AVX-512 one,
+# where kvsearch differs from SDPA by 1.24e-4). kvsearch must be as close to the reference as the
+# reference is to itself.
 TOLERANCE = 1e-4
 # kvsearch's kept sets against the oracles' on HF's tensors: a near-tie in the scores may flip a
 # token (rounding noise between two implementations); at least this share of the (layer, head)
@@ -213,6 +217,13 @@ def check_logits(tmp):
         keys.append(past.layers[l].keys[0])
         values.append(past.layers[l].values[0])
     prefill_logits = out.logits[0]
+    model.config._attn_implementation = "eager"
+    with torch.no_grad():
+        spread = float((model(torch.tensor([prompt])).logits[0] - prefill_logits).abs().max())
+    model.config._attn_implementation = "sdpa"
+    tolerance = max(TOLERANCE, spread)
+    print(f"[measured] transformers' SDPA vs eager prefill: max |dlogit| {spread:.3g}; bound "
+          f"{tolerance:.3g}")
     first = int(prefill_logits[-1].argmax())
 
     budget = 128
@@ -260,9 +271,9 @@ def check_logits(tmp):
               f"{prefill_diff:.4g}, decode max |dlogit| {decode_diff:.3g}")
         if ours["prompt_ids"] != prompt:
             failures.append(f"{name}: prompt ids differ")
-        if not prefill_diff <= TOLERANCE:
+        if not prefill_diff <= tolerance:
             failures.append(f"{name}: prefill logits differ by {prefill_diff:.3g}")
-        if not decode_diff <= TOLERANCE:
+        if not decode_diff <= tolerance:
             failures.append(f"{name}: decode logits differ by {decode_diff:.3g}")
         if generated != ref_tokens:
             failures.append(f"{name}: greedy tokens {generated} != reference {ref_tokens}")
