@@ -1,6 +1,8 @@
 // ATen glue of the kernels: checks, dtype/layout conversion, workspaces, device and stream.
 #include "kernels/evict_kernels.h"
 
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>

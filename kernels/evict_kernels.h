@@ -3,7 +3,7 @@
 // src/evict are the reference they are tested against (tests/evict/test_kernels_gpu.cpp).
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <utility>
 

@@ -7,7 +7,7 @@
 
 namespace {
 
-void setup(CLI::App& parent) {
+void setup_bench_runner(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
       "runner", "Prefill and decode speed of a checkpoint at one or more prompt lengths");
   auto opts = std::make_shared<kvs::model::RunnerBenchOptions>();
@@ -29,6 +29,6 @@ void setup(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("bench runner", setup);
+const kvs::cli::CommandRegistration bench_runner_registration("bench runner", setup_bench_runner);
 
 }  // namespace

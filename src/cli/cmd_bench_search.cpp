@@ -8,7 +8,7 @@
 
 namespace {
 
-void setup(CLI::App& parent) {
+void setup_bench_search(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("search", "Policies evaluated one at a time vs batched");
   auto opts = std::make_shared<kvs::search::SearchBenchOptions>();
   auto json = std::make_shared<bool>(false);
@@ -30,6 +30,6 @@ void setup(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("bench search", setup);
+const kvs::cli::CommandRegistration bench_search_registration("bench search", setup_bench_search);
 
 }  // namespace

@@ -59,7 +59,7 @@ void run(BenchOptions o) {
               r.diverse_over_baseline.high);
 }
 
-void setup(CLI::App& parent) {
+void setup_bench_select(CLI::App& parent) {
   auto options = std::make_shared<BenchOptions>();
   evict::SelectBenchOptions& b = options->bench;
   CLI::App* cmd = parent.add_subcommand(
@@ -89,7 +89,7 @@ void setup(CLI::App& parent) {
   cmd->callback([options] { run(*options); });
 }
 
-const CommandRegistration registration("bench select", setup);
+const CommandRegistration bench_select_registration("bench select", setup_bench_select);
 
 }  // namespace
 }  // namespace kvs::cli

@@ -71,7 +71,7 @@ void run(const BenchTokenizerOptions& o) {
   if (ratio) std::printf("ratio      %.2fx tiktoken's speed (target >= 0.50)\n", *ratio);
 }
 
-void setup(CLI::App& parent) {
+void setup_bench_tokenizer(CLI::App& parent) {
   auto options = std::make_shared<BenchTokenizerOptions>();
   auto* cmd =
       parent.add_subcommand("tokenizer", "Encode speed of our tokenizer vs the tiktoken package");
@@ -87,7 +87,7 @@ void setup(CLI::App& parent) {
   cmd->callback([options] { run(*options); });
 }
 
-const CommandRegistration registration("bench tokenizer", setup);
+const CommandRegistration bench_tokenizer_registration("bench tokenizer", setup_bench_tokenizer);
 
 }  // namespace
 

@@ -7,7 +7,7 @@
 
 namespace {
 
-void setup(CLI::App& parent) {
+void setup_convert(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("convert", "Write a GGUF checkpoint as a Hugging Face one (f32 safetensors)");
   auto model = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
@@ -22,6 +22,6 @@ void setup(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("convert", setup);
+const kvs::cli::CommandRegistration convert_registration("convert", setup_convert);
 
 }  // namespace

@@ -43,6 +43,6 @@ void setup_data_check(CLI::App& parent) {
   cmd->callback([options] { run_data_check(*options); });
 }
 
-const kvs::cli::CommandRegistration registration("data check", setup_data_check);
+const kvs::cli::CommandRegistration data_check_registration("data check", setup_data_check);
 
 }  // namespace

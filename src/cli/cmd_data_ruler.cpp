@@ -50,6 +50,6 @@ void setup_data_ruler(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("data ruler", setup_data_ruler);
+const kvs::cli::CommandRegistration data_ruler_registration("data ruler", setup_data_ruler);
 
 }  // namespace

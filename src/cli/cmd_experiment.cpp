@@ -45,7 +45,7 @@ struct RunFlags {
   }
 };
 
-void setup_plan(CLI::App& parent) {
+void setup_experiment_plan(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("plan", "Print the jobs of an experiment spec");
   auto path = std::make_shared<std::string>();
   auto longbench = std::make_shared<std::string>();
@@ -57,7 +57,7 @@ void setup_plan(CLI::App& parent) {
   });
 }
 
-void setup_run(CLI::App& parent) {
+void setup_experiment_run(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("run", "Run the unfinished jobs of an experiment, then merge their results");
   auto flags = std::make_shared<RunFlags>();
   auto options = std::make_shared<kvs::experiment::LaunchOptions>();
@@ -89,7 +89,7 @@ void setup_run(CLI::App& parent) {
   });
 }
 
-void setup_job(CLI::App& parent) {
+void setup_experiment_job(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("job", "Run one job of an experiment (what the launchers call)");
   auto flags = std::make_shared<RunFlags>();
   auto index = std::make_shared<size_t>(0);
@@ -103,8 +103,11 @@ void setup_job(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration plan_registration("experiment plan", setup_plan);
-const kvs::cli::CommandRegistration run_registration("experiment run", setup_run);
-const kvs::cli::CommandRegistration job_registration("experiment job", setup_job);
+const kvs::cli::CommandRegistration experiment_plan_registration("experiment plan",
+                                                           setup_experiment_plan);
+const kvs::cli::CommandRegistration experiment_run_registration("experiment run",
+                                                           setup_experiment_run);
+const kvs::cli::CommandRegistration experiment_job_registration("experiment job",
+                                                           setup_experiment_job);
 
 }  // namespace

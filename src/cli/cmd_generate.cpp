@@ -13,7 +13,7 @@
 
 namespace {
 
-void setup(CLI::App& parent) {
+void setup_generate(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("generate", "Greedy generation from a checkpoint");
   auto req = std::make_shared<kvs::search::TextGenerationRequest>();
   auto prompt = std::make_shared<std::string>();
@@ -75,6 +75,6 @@ void setup(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("generate", setup);
+const kvs::cli::CommandRegistration generate_registration("generate", setup_generate);
 
 }  // namespace

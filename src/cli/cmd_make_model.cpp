@@ -8,7 +8,7 @@
 
 namespace {
 
-void setup(CLI::App& parent) {
+void setup_make_model(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("make-model", "Write a random-weight checkpoint (HF layout)");
   auto opts = std::make_shared<kvs::model::MakeModelOptions>();
   auto out = std::make_shared<std::string>();
@@ -35,6 +35,6 @@ void setup(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("make-model", setup);
+const kvs::cli::CommandRegistration make_model_registration("make-model", setup_make_model);
 
 }  // namespace

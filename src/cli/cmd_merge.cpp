@@ -10,7 +10,7 @@
 
 namespace {
 
-void setup(CLI::App& parent) {
+void setup_merge(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("merge", "Copy into TARGET what the SOURCES have and it lacks");
   auto target = std::make_shared<std::string>();
   auto sources = std::make_shared<std::vector<std::string>>();
@@ -30,6 +30,6 @@ void setup(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("merge", setup);
+const kvs::cli::CommandRegistration merge_registration("merge", setup_merge);
 
 }  // namespace

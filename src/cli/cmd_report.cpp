@@ -9,7 +9,7 @@
 
 namespace {
 
-void setup(CLI::App& parent) {
+void setup_report(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("report", "Write an experiment's tables (Markdown, CSV) and figures (PNG)");
   auto spec_path = std::make_shared<std::string>();
   auto req = std::make_shared<kvs::experiment::ReportRequest>();
@@ -32,6 +32,6 @@ void setup(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("report", setup);
+const kvs::cli::CommandRegistration report_registration("report", setup_report);
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 namespace {
 
-void setup(CLI::App& parent) {
+void setup_run(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("run", "Evaluate a policy or search a layer-wise profile (dev split)");
   auto req = std::make_shared<kvs::search::RunRequest>();
   cmd->add_option("--dataset", req->session.dataset, "LongBench dataset, e.g. passage_retrieval_en")->required();
@@ -52,6 +52,6 @@ void setup(CLI::App& parent) {
   });
 }
 
-const kvs::cli::CommandRegistration registration("run", setup);
+const kvs::cli::CommandRegistration run_registration("run", setup_run);
 
 }  // namespace

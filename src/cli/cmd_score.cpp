@@ -77,6 +77,6 @@ void setup_score(CLI::App& parent) {
   cmd->callback([options] { run_score(*options); });
 }
 
-const kvs::cli::CommandRegistration registration("score", setup_score);
+const kvs::cli::CommandRegistration score_registration("score", setup_score);
 
 }  // namespace

@@ -32,7 +32,7 @@ void run(const SelectOptions& o) {
                    o.out.c_str()));
 }
 
-void setup(CLI::App& parent) {
+void setup_select(CLI::App& parent) {
   auto options = std::make_shared<SelectOptions>();
   CLI::App* cmd = parent.add_subcommand(
       "select",
@@ -52,7 +52,7 @@ void setup(CLI::App& parent) {
   cmd->callback([options] { run(*options); });
 }
 
-const CommandRegistration registration("select", setup);
+const CommandRegistration select_registration("select", setup_select);
 
 }  // namespace
 }  // namespace kvs::cli

@@ -120,7 +120,7 @@ void run(const TokenizeOptions& o) {
   std::cout << line << '\n';
 }
 
-void setup(CLI::App& parent) {
+void setup_tokenize(CLI::App& parent) {
   auto options = std::make_shared<TokenizeOptions>();
   auto* cmd = parent.add_subcommand("tokenize", "Encode text to token ids, or decode ids to text");
   cmd->add_option("--model", options->model,
@@ -141,7 +141,7 @@ void setup(CLI::App& parent) {
   cmd->callback([options] { run(*options); });
 }
 
-const CommandRegistration registration("tokenize", setup);
+const CommandRegistration tokenize_registration("tokenize", setup_tokenize);
 
 }  // namespace
 

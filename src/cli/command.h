@@ -4,6 +4,8 @@
 // ("bench"), which main() creates once. main() adds every registered command in name order. Files
 // of this directory are compiled into the binary itself, so the registrations are never dropped by
 // the linker. Callbacks only parse, wire and print: the logic lives in the modules.
+// The directory is a unity build (CLI11 compiled once per batch): file-scope names are unique
+// across it, setup_<command> and <command>_registration.
 #pragma once
 
 #include <string>

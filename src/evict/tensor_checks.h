@@ -2,7 +2,8 @@
 // kvs::Error line naming the tensor.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/isfinite.h>
 
 #include <string>
 

@@ -1,6 +1,15 @@
 #include "evict/window_stats.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/_softmax.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/std_mean.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>

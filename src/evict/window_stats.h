@@ -7,7 +7,7 @@
 // and shared by every policy of a batch. CUDA tensors run the kernel in kernels/ when it is built.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 

@@ -1,6 +1,16 @@
 #include "model/attention.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/version.h>

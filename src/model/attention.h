@@ -3,7 +3,7 @@
 // attention over a DecodeCache layer.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <optional>
 

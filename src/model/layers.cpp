@@ -1,6 +1,13 @@
 #include "model/layers.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/silu.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 

@@ -1,7 +1,7 @@
 // The transformer's functional building blocks of inference (transformer.cpp).
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include "model/weights.h"
 

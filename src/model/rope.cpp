@@ -1,5 +1,12 @@
 #include "model/rope.h"
 
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/outer.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/where.h>
+
 #include <cmath>
 
 namespace kvs::model {

@@ -2,7 +2,7 @@
 // frequencies and tables computed in float32 as the reference does; llama3 frequency scaling.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include "model/config.h"
 

@@ -1,5 +1,9 @@
 #include "model/transformer.h"
 
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/embedding.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
 #include "core/checkpoint.h"

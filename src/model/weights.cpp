@@ -1,5 +1,7 @@
 #include "model/weights.h"
 
+#include <ATen/ops/from_blob.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>

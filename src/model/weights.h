@@ -3,7 +3,7 @@
 // against the config, converted to the run dtype.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <string>
 #include <vector>

@@ -1,5 +1,6 @@
 #include "model/model_test_util.h"
 
+#include <ATen/TensorOperators.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
 #include <unistd.h>

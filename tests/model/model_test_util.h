@@ -2,7 +2,7 @@
 // comparisons of logit rows.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <string>

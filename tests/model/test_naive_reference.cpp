@@ -2,6 +2,7 @@
 // prefill logits of every position, prefill + cached decode (Transformer::extend) logits, and
 // greedy tokens, in fp32 with max |diff| <= 1e-4. Checkpoints: tiny Mistral (full attention),
 // tiny Mistral with a sliding window shorter than the prompt, tiny Llama with llama3 rope scaling.
+#include <ATen/ops/full.h>
 #include <gtest/gtest.h>
 
 #include <iostream>

@@ -3,6 +3,9 @@
 // recomputing the whole sequence, a batch of identical rows decodes like one row, and rows that
 // stop early leave the batch without changing the others' tokens. Each runs
 // with full attention and with a sliding window shorter than the prompt.
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/tensor.h>
 #include <gtest/gtest.h>
 
 #include <iostream>

@@ -2,6 +2,7 @@
 // and equals the f32 checkpoint of the same seed within the storage dtype's rounding: every
 // weight equals the f32 weight rounded to that dtype, and the logits equal those of the f32
 // model with its weights rounded the same way.
+#include <ATen/ops/equal.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
