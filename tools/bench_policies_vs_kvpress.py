@@ -8,7 +8,10 @@ each side with the ratio, and the accuracy of every policy under each protocol.
       --data RULER_DIR --dataset niah_single_1_2048 [--questions 20] [--budgets 64,128,256,512] \
       [--new-tokens 32] [--threads 2] [--protocols context,question] [--out DIR]
 
-SAFETENSORS_DIR: SmolLM2 as tools/bench_convert_smollm2.py writes it (both sides load it).
+SAFETENSORS_DIR: SmolLM2 as tools/bench_convert_smollm2.py writes it, which kvpress loads; kvsearch
+loads the GGUF file it was converted from (--kvsearch-model, default smollm2-135m): transformers
+writes that file's byte-level BPE as a SentencePiece-style tokenizer.json, which kvsearch refuses,
+though it encodes the prompts to the same ids.
 RULER_DIR: `kvsearch data ruler --model SAFETENSORS_DIR ...` output. The questions are the first M
 of the dataset's test split (split seed 42, the split kvsearch's experiments use).
 
@@ -122,7 +125,7 @@ def kvsearch_side(args, budgets, out):
         "name": "kvpress_comparison",
         "description": "tools/bench_policies_vs_kvpress.py: SnapKV, PyramidKV and Global at each "
                        "budget on the questions kvpress runs.",
-        "model": os.path.abspath(args.model),
+        "model": args.kvsearch_model,
         "longbench": os.path.abspath(args.data),
         "datasets": [args.dataset],
         "budgets": budgets,
@@ -194,6 +197,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kvsearch", required=True)
     parser.add_argument("--model", required=True, help="safetensors checkpoint directory")
+    parser.add_argument("--kvsearch-model", default="smollm2-135m",
+                        help="the checkpoint kvsearch loads (the GGUF the safetensors came from)")
     parser.add_argument("--data", required=True, help="`kvsearch data ruler` output directory")
     parser.add_argument("--dataset", default="niah_single_1_2048")
     parser.add_argument("--questions", type=int, default=20)
