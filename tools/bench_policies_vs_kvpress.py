@@ -8,10 +8,10 @@ each side with the ratio, and the accuracy of every policy under each protocol.
       --data RULER_DIR --dataset niah_single_1_2048 [--questions 20] [--budgets 64,128,256,512] \
       [--new-tokens 32] [--threads 2] [--protocols context,question] [--out DIR]
 
-SAFETENSORS_DIR: SmolLM2 as tools/bench_convert_smollm2.py writes it, which kvpress loads; kvsearch
-loads the GGUF file it was converted from (--kvsearch-model, default smollm2-135m): transformers
-writes that file's byte-level BPE as a SentencePiece-style tokenizer.json, which kvsearch refuses,
-though it encodes the prompts to the same ids.
+SAFETENSORS_DIR: SmolLM2 as tools/bench_convert_smollm2.py writes it, the weights kvpress loads; its
+tokenizer comes from the GGUF file the directory was converted from, which kvsearch loads
+(--kvsearch-model, default smollm2-135m). transformers' tokenizer of that file encodes the prompts
+to the same ids as kvsearch's (checked on RULER prompts).
 RULER_DIR: `kvsearch data ruler --model SAFETENSORS_DIR ...` output. The questions are the first M
 of the dataset's test split (split seed 42, the split kvsearch's experiments use).
 
@@ -46,6 +46,9 @@ import time
 
 import torch
 import transformers
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_convert_smollm2 import smollm2_gguf  # noqa: E402
 
 WINDOW = 8
 KERNEL = 7
@@ -175,7 +178,8 @@ def kvpress_side(args, records, budgets, protocol):
     {(method, budget): mean score})."""
     from kvpress import KVPressTextGenerationPipeline
     model = transformers.AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(args.model)
+    gguf_dir, gguf_name = smollm2_gguf()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(gguf_dir, gguf_file=gguf_name)
     pipe = KVPressTextGenerationPipeline(model=model, tokenizer=tokenizer, device="cpu")
     scores = {}
     start = time.perf_counter()
