@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] {
     kvs::log::set_verbose(verbose);
     kvs::model::set_cpu_threads(threads);
+    kvs::model::reuse_freed_memory();
   });
 
   auto commands = kvs::cli::registered_commands();

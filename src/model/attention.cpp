@@ -7,12 +7,11 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/matmul.h>
-#include <ATen/ops/mm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/softmax.h>
+#include <ATen/ops/sum.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
-#include <c10/core/InferenceMode.h>
 #include <torch/version.h>
 
 #include <cmath>
@@ -20,6 +19,7 @@
 
 #include "core/error.h"
 #include "model/prefill_blocks.h"
+#include "model/row_product.h"
 
 #if TORCH_VERSION_MAJOR >= 2
 #define KVS_HAVE_SDPA 1
@@ -90,6 +90,18 @@ at::Tensor sdpa_prefill(const at::Tensor& q, const at::Tensor& k, const at::Tens
 }
 #endif
 
+// Cached keys per task of the score products: a few tasks per head on every thread.
+constexpr int64_t kKeyBlock = 256;
+
+// The float32 CPU decode kernels (row_product.h) take contiguous caches whose head_dim is whole
+// blocks of their columns; anything else (other dtypes, devices, autograd) goes through ATen.
+bool float_cpu_kernels_apply(const at::Tensor& q, const LayerCache& layer) {
+  return q.device().is_cpu() && q.scalar_type() == at::kFloat &&
+         layer.keys.scalar_type() == at::kFloat && layer.values.scalar_type() == at::kFloat &&
+         layer.keys.is_contiguous() && layer.values.is_contiguous() &&
+         q.size(3) % kCombineColumns == 0 && !c10::GradMode::is_enabled() && row_product_available();
+}
+
 }  // namespace
 
 bool sdpa_available() { return KVS_HAVE_SDPA != 0; }
@@ -141,22 +153,40 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     if (step_mask.defined()) scores.add_(step_mask);
     return at::softmax(scores, -1).to(values.scalar_type());
   };
-  if (q.device().is_cpu() && !c10::GradMode::is_enabled() && at::get_num_threads() > 1 &&
-      batch * cache_heads > 1) {
-    // One (row, cache head) per task over the intra-op threads: a decode step's products are
-    // too small for the BLAS to thread, and reading the cached keys and values is what costs.
-    at::Tensor out = at::empty({batch, cache_heads, group * t, d}, q.options());
-    const bool inference = c10::InferenceMode::is_enabled();
-    at::parallel_for(0, batch * cache_heads, 1, [&](int64_t begin, int64_t end) {
-      c10::InferenceMode guard(inference);
+  if (float_cpu_kernels_apply(q, layer)) {
+    // Scores and weighted values over blocks of cached keys, spread over the intra-op threads:
+    // every (row, head) streams its keys and values once, and a few heads still keep every
+    // thread busy.
+    const int64_t rows = group * t, cache_rows = layer.keys.size(2), heads_total = batch * cache_heads;
+    const at::Tensor q_scaled = (qg * scale).contiguous();
+    at::Tensor scores = at::empty({batch, cache_heads, rows, slots}, q.options());
+    const float* qp = q_scaled.data_ptr<float>();
+    const float* kp = layer.keys.data_ptr<float>();
+    const float* vp = layer.values.data_ptr<float>();
+    float* sp = scores.data_ptr<float>();
+    const int64_t key_blocks = (slots + kKeyBlock - 1) / kKeyBlock;
+    at::parallel_for(0, heads_total * key_blocks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const int64_t b = i / cache_heads, h = i % cache_heads;
-        const at::Tensor scores = at::mm(qg[b][h], keys[b][h].t()).to(at::kFloat) * scale;
-        at::Tensor slice = out[b][h];
-        at::mm_out(slice, attend(scores, layer.prefix_mask.defined() ? layer.prefix_mask[b][0] : at::Tensor()),
-                   values[b][h]);
+        const int64_t bh = i / key_blocks, first = i % key_blocks * kKeyBlock;
+        row_product(qp + bh * rows * d, rows, d, kp + bh * cache_rows * d, first,
+                    std::min(slots, first + kKeyBlock), sp + bh * rows * slots, slots);
       }
     });
+    const at::Tensor probs = attend(scores, layer.prefix_mask).contiguous();
+    // Each task weighs one block of keys' values (read once, in cache for every column block);
+    // the blocks' partial sums are added up after.
+    at::Tensor partial = at::empty({batch, cache_heads, key_blocks, rows, d}, q.options());
+    const float* pp = probs.data_ptr<float>();
+    float* part = partial.data_ptr<float>();
+    at::parallel_for(0, heads_total * key_blocks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t bh = i / key_blocks, first = i % key_blocks * kKeyBlock;
+        row_combination(pp + bh * rows * slots + first, rows, slots,
+                        std::min(kKeyBlock, slots - first), vp + (bh * cache_rows + first) * d, d,
+                        part + i * rows * d, d);
+      }
+    });
+    const at::Tensor out = key_blocks == 1 ? partial.squeeze(2) : partial.sum(2);
     return out.view({batch, heads, t, d});
   }
   const at::Tensor scores = at::matmul(qg, keys.transpose(2, 3)).to(at::kFloat) * scale;

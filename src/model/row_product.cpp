@@ -95,6 +95,31 @@ __attribute__((target("avx2,fma"))) float dot1(const float* x, int64_t in, const
   return s;
 }
 
+// Rows r < R of one 32-column block: twelve accumulators stay in registers while v streams by.
+template <int R>
+__attribute__((target("avx2,fma"))) void combine_block(const float* p, int64_t p_stride,
+                                                       int64_t count, const float* v, int64_t width,
+                                                       float* y, int64_t y_stride) {
+  static_assert(kCombineColumns == 32, "four vectors of eight floats");
+  __m256 acc[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < 4; ++k) acc[r][k] = _mm256_setzero_ps();
+  for (int64_t j = 0; j < count; ++j) {
+    const float* vj = v + j * width;
+    const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8),
+                 v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24);
+    for (int r = 0; r < R; ++r) {
+      const __m256 weight = _mm256_broadcast_ss(p + r * p_stride + j);
+      acc[r][0] = _mm256_fmadd_ps(weight, v0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(weight, v1, acc[r][1]);
+      acc[r][2] = _mm256_fmadd_ps(weight, v2, acc[r][2]);
+      acc[r][3] = _mm256_fmadd_ps(weight, v3, acc[r][3]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + r * y_stride + 8 * k, acc[r][k]);
+}
+
 }  // namespace
 
 bool row_product_available() {
@@ -126,9 +151,30 @@ void row_product(const float* x, int64_t rows, int64_t in, const float* w, int64
     for (int64_t r = 0; r < rows; ++r) y[r * y_stride + o] = dot1(x + r * in, in, w + o * in);
 }
 
+void row_combination(const float* p, int64_t rows, int64_t p_stride, int64_t count, const float* v,
+                     int64_t width, float* y, int64_t y_stride) {
+  if (!row_product_available()) throw Error("row_combination: this CPU has no AVX2/FMA");
+  if (width % kCombineColumns != 0)
+    throw Error("row_combination: the width must be whole blocks of 32 columns");
+  for (int64_t c = 0; c < width; c += kCombineColumns) {
+    int64_t r = 0;
+    for (; r + 3 <= rows; r += 3)
+      combine_block<3>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c, y_stride);
+    if (rows - r == 2)
+      combine_block<2>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c, y_stride);
+    else if (rows - r == 1)
+      combine_block<1>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c, y_stride);
+  }
+}
+
 #else
 
 bool row_product_available() { return false; }
+
+void row_combination(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*,
+                     int64_t) {
+  throw Error("row_combination: built for x86-64 with AVX2 only");
+}
 
 void row_product(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t) {
   throw Error("row_product: built for x86-64 with AVX2 only");

@@ -1,7 +1,9 @@
-// The matrix-vector kernel of CPU decode: y[r][o] = dot(x[r], w[o]) for a few rows of x and a
-// block of weight rows, float32. Decode is bound by reading the weights once per token; the
-// BLAS's own product of a single row streams them at about a third of the machine's read
-// bandwidth per thread, this one near its limit (AVX2 + FMA, four weight rows per pass). Torch-free.
+// The matrix-vector kernels of CPU decode, float32: y[r][o] = dot(x[r], w[o]) for a few rows of x
+// and a block of weight rows (the projections, and attention's scores over the cached keys), and
+// its transpose, the few rows of attention weights times the cached values. Decode is bound by
+// reading the weights and the cache once per token; the BLAS's own product of a single row
+// streams them at about a third of the machine's read bandwidth per thread, these near its limit
+// (AVX2 + FMA). Torch-free.
 #pragma once
 
 #include <cstdint>
@@ -17,5 +19,13 @@ bool row_product_available();
 // little more than one; past a few dozen rows a matrix product (the BLAS) is faster.
 void row_product(const float* x, int64_t rows, int64_t in, const float* w, int64_t o_begin,
                  int64_t o_end, float* y, int64_t y_stride);
+
+// The other half of decode attention: for r < rows and c < width,
+// y[r * y_stride + c] = sum_j p[r * p_stride + j] * v[j * width + c] over j < count. v is
+// [count, width] row-major, width a multiple of kCombineColumns. Columns go in blocks of
+// kCombineColumns, every block's rows in threes: each block of v is read once for three rows.
+constexpr int64_t kCombineColumns = 32;
+void row_combination(const float* p, int64_t rows, int64_t p_stride, int64_t count, const float* v,
+                     int64_t width, float* y, int64_t y_stride);
 
 }  // namespace kvs::model

@@ -8,6 +8,9 @@ namespace kvs::model {
 // 0 = all cores. LibTorch 1.13 defaulted to one thread, so the count is always set explicitly.
 void set_cpu_threads(int threads);
 
+// Keep freed tensor memory in the process for the next allocation (glibc; a no-op elsewhere).
+void reuse_freed_memory();
+
 // "cuda" when LibTorch sees a GPU, else "cpu"; an explicit request is validated.
 std::string resolve_device(const std::string& requested);  // "auto" | "cpu" | "cuda"
 

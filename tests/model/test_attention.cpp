@@ -1,8 +1,10 @@
 // Prefill attention's memory: the blocked path sizes its blocks so that their scores stay within
 // kBlockScoreBytes at any prompt length, and neither backend holds an n x n matrix (the resident
 // memory a long prefill adds stays far below one). Equality of the backends is in
-// test_runner_invariants.cpp.
+// test_runner_invariants.cpp. Decode attention (the float CPU kernels and the ATen path) against
+// softmax(q k^T / sqrt(d) + masks) v written out head by head.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
@@ -33,9 +35,13 @@ TEST(PrefillAttention, BlockRowsKeepTheScoresWithinTheBound) {
       const int64_t rows = prefill_block_rows(heads, keys, 1024);
       EXPECT_GE(rows, 1);
       EXPECT_LE(rows, 1024);
-      if (rows > 1) EXPECT_LE(2 * heads * rows * keys * 4, kBlockScoreBytes) << heads << " " << keys;
+      if (rows > 1) {
+        EXPECT_LE(2 * heads * rows * keys * 4, kBlockScoreBytes) << heads << " " << keys;
+      }
       // As many rows as fit: one more would exceed the bound (or the block size caps them).
-      if (rows < 1024) EXPECT_GT(2 * heads * (rows + 1) * keys * 4, kBlockScoreBytes);
+      if (rows < 1024) {
+        EXPECT_GT(2 * heads * (rows + 1) * keys * 4, kBlockScoreBytes);
+      }
     }
   }
   EXPECT_EQ(prefill_block_rows(32, 32768, 1024), 8);  // Mistral's heads at 32k tokens
@@ -67,6 +73,73 @@ TEST(PrefillAttention, LongPrefillHoldsNoScoreMatrix) {
         << "backend " << static_cast<int>(backend) << " added " << added << " bytes; the n x n "
         << "scores would take " << score_matrix;
   }
+}
+
+// Attention of query head h of row b over its cache head's first `slots` slots, one head at a
+// time: token i of the t new ones sits in slot slots - t + i, sees the slots up to its own (and,
+// with a window, fewer than `window` back) and none of its row's left padding.
+at::Tensor reference_cached_attention(const at::Tensor& q, const model::LayerCache& layer,
+                                      std::optional<int64_t> window) {
+  const int64_t batch = q.size(0), heads = q.size(1), t = q.size(2), d = q.size(3);
+  const int64_t group = heads / layer.keys.size(1), slots = layer.used;
+  at::Tensor out = at::empty_like(q);
+  const at::Tensor slot = at::arange(slots).unsqueeze(0);
+  const at::Tensor own = at::arange(slots - t, slots).unsqueeze(1);
+  at::Tensor visible = slot <= own;
+  if (window) visible = visible.logical_and(own - slot < *window);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      const at::Tensor keys = layer.keys[b][h / group].narrow(0, 0, slots);
+      const at::Tensor values = layer.values[b][h / group].narrow(0, 0, slots);
+      at::Tensor scores = at::matmul(q[b][h], keys.t()) / std::sqrt(static_cast<double>(d));
+      scores = scores.masked_fill(visible.logical_not(), -INFINITY);
+      if (layer.prefix_mask.defined())
+        scores.narrow(1, 0, layer.prefix_len).add_(layer.prefix_mask[b][0]);
+      out[b][h] = at::matmul(at::softmax(scores, -1), values);
+    }
+  return out;
+}
+
+struct DecodeShape {
+  int64_t batch, heads, cache_heads, t, head_dim, slots;
+  bool padded;
+  std::optional<int64_t> window;
+};
+
+TEST(CachedAttention, MatchesTheHeadByHeadReference) {
+  at::manual_seed(11);
+  const int saved_threads = at::get_num_threads();
+  c10::InferenceMode inference;
+  // head_dim 64 and 128 take the float kernels, 16 the ATen path; slot counts on and off the
+  // kernels' 256-key blocks; GQA groups of 3 and 1; one and two new tokens; left padding; a
+  // sliding window that cuts.
+  const std::vector<DecodeShape> shapes = {
+      {1, 9, 3, 1, 64, 1000, false, std::nullopt}, {3, 4, 4, 2, 64, 257, true, std::nullopt},
+      {2, 8, 2, 1, 128, 300, true, std::nullopt},  {1, 6, 2, 1, 64, 700, false, int64_t{512}},
+      {2, 4, 2, 2, 16, 90, true, std::nullopt},     {5, 3, 3, 1, 64, 1, false, std::nullopt}};
+  for (const int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (const DecodeShape& s : shapes) {
+      model::LayerCache layer;
+      const int64_t capacity = s.slots + 7;  // spare slots, as a decode cache has
+      layer.keys = at::randn({s.batch, s.cache_heads, capacity, s.head_dim});
+      layer.values = at::randn({s.batch, s.cache_heads, capacity, s.head_dim});
+      layer.used = s.slots;
+      layer.prefix_len = s.slots - s.t;
+      if (s.padded && layer.prefix_len > 3) {
+        layer.prefix_mask = at::zeros({s.batch, 1, 1, layer.prefix_len});
+        layer.prefix_mask[s.batch - 1].narrow(2, 0, 3).fill_(-INFINITY);  // three padding slots
+      }
+      const at::Tensor q = at::randn({s.batch, s.heads, s.t, s.head_dim}) * 2;
+      const at::Tensor got = model::cached_attention(q, layer, s.window);
+      const at::Tensor expected = reference_cached_attention(q, layer, s.window);
+      ASSERT_EQ(got.sizes(), expected.sizes());
+      EXPECT_LE((got - expected).abs().max().item<double>(), 1e-5)
+          << threads << " threads, batch " << s.batch << ", heads " << s.heads << "/"
+          << s.cache_heads << ", t " << s.t << ", head_dim " << s.head_dim << ", slots " << s.slots;
+    }
+  }
+  at::set_num_threads(saved_threads);
 }
 
 }  // namespace
