@@ -86,8 +86,8 @@ inline void dot4(const float* x, const float* const y[4], int64_t d, float out[4
 struct RowWorkspace {
   std::vector<float> corr;         // max(0, max cos) against the admitted keys folded in so far
   std::vector<int64_t> remaining;  // eager loop: candidates not admitted, ascending
-  std::vector<int64_t> seen;       // lazy loop: how many admitted keys corr[i] accounts for
-  std::vector<std::pair<float, int64_t>> heap;  // lazy loop: (objective bound, candidate)
+  std::vector<int64_t> seen;       // lazy loop: admitted keys corr[i] accounts for; -1: admitted
+  std::vector<float> best_after;   // lazy loop: the largest score from each candidate on
 };
 
 // lambda2 > 0: each admission updates corr of every remaining candidate (four per sweep of the
@@ -136,60 +136,55 @@ void admit_eager(const float* keys, const float* score, int64_t candidates, int6
 }
 
 // lambda2 < 0: corr only grows as keys are admitted, so an objective computed from a stale corr
-// is an upper bound of the current one (lazy greedy). Candidates wait in a heap ordered by
-// (bound descending, index ascending); the top is refreshed against the keys admitted since its
-// last refresh (until it falls behind the runner-up) until a fresh one is on top, which is then
-// exactly the eager loop's choice, ties included: any other candidate's true objective is <= its
-// bound, which ranks after the top.
-// Same dot products, same floats: the result equals admit_eager's bit for bit.
+// is an upper bound of the current one (lazy greedy), and no objective exceeds its score. Each
+// admission scans the candidates in index order (rank order: scores descending) and stops where
+// no later score can beat the best objective found so far (a suffix maximum of the scores, so
+// any order is correct). A candidate is refreshed against the keys admitted since its last
+// refresh only while its bound still beats that best; a later candidate that merely equals it
+// loses the tie, as in the eager loop. Same dot products, same floats: the result equals
+// admit_eager's bit for bit, without a heap's sifting.
 KVS_VECTOR_CLONES
 void admit_lazy(const float* keys, const float* score, int64_t candidates, int64_t d, int64_t count,
                 float lambda2, int64_t* picked, RowWorkspace& ws) {
+  if (count == 0) return;
   float* corr = ws.corr.data();
   int64_t* seen = ws.seen.data();
-  auto& heap = ws.heap;
-  // std::*_heap keeps the "largest" on top: the worse entry is the smaller one.
-  const auto worse = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
-    return a.first < b.first || (a.first == b.first && a.second > b.second);
-  };
-  heap.clear();
-  for (int64_t i = 0; i < candidates; ++i) {
-    corr[i] = 0.0f;
-    seen[i] = 0;
-    heap.emplace_back(score[i], i);  // corr = 0: the objective is the score
-  }
-  std::make_heap(heap.begin(), heap.end(), worse);
-  for (int64_t t = 0; t < count;) {
-    std::pop_heap(heap.begin(), heap.end(), worse);
-    const int64_t i = heap.back().second;
-    if (seen[i] == t) {  // fresh: admitted
-      heap.pop_back();
-      picked[t++] = i;
-      continue;
-    }
-    // Fold in the keys admitted since the last refresh, four at a time, and stop as soon as the
-    // bound falls behind the runner-up: the rest can wait (the bound stays an upper bound).
-    const float* key = keys + i * d;
-    const bool has_runner_up = heap.size() > 1;
-    const std::pair<float, int64_t> runner_up = has_runner_up ? heap.front() : heap.back();
-    int64_t j = seen[i];
-    while (j < t) {
-      if (j + 4 <= t) {
-        const float* const admitted[4] = {keys + picked[j] * d, keys + picked[j + 1] * d,
-                                          keys + picked[j + 2] * d, keys + picked[j + 3] * d};
-        float cosines[4];
-        dot4(key, admitted, d, cosines);
-        corr[i] = std::max({corr[i], cosines[0], cosines[1], cosines[2], cosines[3]});
-        j += 4;
-      } else {
-        corr[i] = std::max(corr[i], dot(key, keys + picked[j] * d, d));
-        ++j;
+  float* best_after = ws.best_after.data();  // best_after[i] = max score over candidates >= i
+  std::fill(corr, corr + candidates, 0.0f);
+  std::fill(seen, seen + candidates, 0);
+  best_after[candidates - 1] = score[candidates - 1];
+  for (int64_t i = candidates - 2; i >= 0; --i) best_after[i] = std::max(score[i], best_after[i + 1]);
+  for (int64_t t = 0; t < count; ++t) {
+    int64_t best = -1;
+    float best_objective = 0;
+    for (int64_t i = 0; i < candidates; ++i) {
+      if (best >= 0 && !(best_after[i] > best_objective)) break;
+      if (seen[i] < 0) continue;  // admitted
+      const float* key = keys + i * d;
+      float objective = score[i] + lambda2 * corr[i];
+      int64_t j = seen[i];
+      while (j < t && (best < 0 || objective > best_objective)) {
+        if (j + 4 <= t) {
+          const float* const admitted[4] = {keys + picked[j] * d, keys + picked[j + 1] * d,
+                                            keys + picked[j + 2] * d, keys + picked[j + 3] * d};
+          float cosines[4];
+          dot4(key, admitted, d, cosines);
+          corr[i] = std::max({corr[i], cosines[0], cosines[1], cosines[2], cosines[3]});
+          j += 4;
+        } else {
+          corr[i] = std::max(corr[i], dot(key, keys + picked[j] * d, d));
+          ++j;
+        }
+        objective = score[i] + lambda2 * corr[i];
       }
-      heap.back().first = score[i] + lambda2 * corr[i];
-      if (has_runner_up && worse(heap.back(), runner_up)) break;
+      seen[i] = j;
+      if (j == t && (best < 0 || objective > best_objective)) {
+        best = i;
+        best_objective = objective;
+      }
     }
-    seen[i] = j;
-    std::push_heap(heap.begin(), heap.end(), worse);
+    picked[t] = best;
+    seen[best] = -1;
   }
 }
 
@@ -197,6 +192,7 @@ void admit_row(const float* keys, const float* score, int64_t candidates, int64_
                float lambda2, int64_t* picked, RowWorkspace& ws) {
   ws.corr.resize(static_cast<size_t>(candidates));
   ws.seen.resize(static_cast<size_t>(candidates));
+  ws.best_after.resize(static_cast<size_t>(candidates));
   if (lambda2 == 0.0f) {
     // The objective is s~ itself, which the candidates' rank order already sorts (ties to the
     // lower index): the admission order is the candidate order.
@@ -271,6 +267,29 @@ at::Tensor admit_greedy(const at::Tensor& unit_keys, const at::Tensor& scores,
 
 namespace {
 
+// The admission's inputs for one row's candidates (in rank order): s~ = score / the row's max
+// (the first candidate's), and the L2-normalised keys.
+KVS_VECTOR_CLONES
+void prepare_candidates(const float* scores, const float* head_keys, const int64_t* ranked,
+                        int64_t width, int64_t d, float* normalized, float* unit) {
+  const float denominator = std::max(scores[ranked[0]], kMinDenominator);
+  // The candidates' keys lie scattered over the head's n keys, mostly outside the caches: each
+  // one is requested a few candidates ahead of its use.
+  constexpr int64_t kAhead = 4;
+  const auto prefetch = [&](int64_t c) {
+    const char* key = reinterpret_cast<const char*>(head_keys + ranked[c] * d);
+    for (int64_t byte = 0; byte < d * int64_t{sizeof(float)}; byte += 64) __builtin_prefetch(key + byte);
+  };
+  for (int64_t c = 0; c < std::min(width, kAhead); ++c) prefetch(c);
+  for (int64_t c = 0; c < width; ++c) {
+    if (c + kAhead < width) prefetch(c + kAhead);
+    normalized[c] = scores[ranked[c]] / denominator;
+    const float* key = head_keys + ranked[c] * d;
+    const float norm = std::max(std::sqrt(dot(key, key, d)), kMinDenominator);
+    for (int64_t e = 0; e < d; ++e) unit[c * d + e] = key[e] / norm;
+  }
+}
+
 // The CPU path, fused per row: rank the candidates, normalise their scores and keys into the
 // thread's workspace, admit, and write the admitted positions in ascending order. No tensor of
 // candidate keys is materialised.
@@ -290,14 +309,8 @@ void select_greedy_cpu(const at::Tensor& scores, const at::Tensor& keys, int64_t
     for (int64_t r = begin; r < end; ++r) {
       const float* row = sp + r * m;
       rank_top_row(row, m, width, ranked.data());
-      const float denominator = std::max(row[ranked[0]], kMinDenominator);  // the row's max
-      const float* head_keys = kp + (r / group) * n * d;
-      for (int64_t c = 0; c < width; ++c) {
-        normalized[c] = row[ranked[c]] / denominator;
-        const float* key = head_keys + ranked[c] * d;
-        const float norm = std::max(std::sqrt(dot(key, key, d)), kMinDenominator);
-        for (int64_t e = 0; e < d; ++e) unit[c * d + e] = key[e] / norm;
-      }
+      prepare_candidates(row, kp + (r / group) * n * d, ranked.data(), width, d,
+                         normalized.data(), unit.data());
       admit_row(unit.data(), normalized.data(), width, d, count, lambda2, picked.data(), ws);
       int64_t* positions = op + r * count;
       for (int64_t t = 0; t < count; ++t) positions[t] = ranked[picked[t]];

@@ -140,6 +140,52 @@ TEST(Greedy, AdmissionHandlesRaggedRows) {
                kvs::Error);
 }
 
+TEST(Greedy, AdmissionOfUnsortedCandidatesMatchesThePlainLoop) {
+  // admit_greedy on candidates in any order, ties everywhere: entries in quarters make every dot
+  // product exact, scores in sixteenths repeat. The plain loop scans every remaining candidate in
+  // index order at every step (the first of equal objectives wins), cosines being the dot
+  // products of the given keys.
+  at::manual_seed(9);
+  const int64_t rows = 24, width = 90, dim = 16;
+  const at::Tensor keys = at::randint(-4, 5, {rows, width, dim}).to(at::kFloat) / 4;
+  const at::Tensor scores = at::randint(0, 16, {rows, width}).to(at::kFloat) / 16;
+  const at::Tensor candidates = at::randint(20, width + 1, {rows}, at::kLong);
+  const at::Tensor counts = at::minimum(at::randint(1, 40, {rows}, at::kLong), candidates);
+  for (const float lambda2 : {-0.125f, -0.5f, -4.0f}) {
+    const at::Tensor picked = kvs::evict::admit_greedy(keys, scores, candidates, counts,
+                                                       at::full({rows}, lambda2));
+    for (int64_t r = 0; r < rows; ++r) {
+      const at::Tensor row_scores = scores[r], row_keys = keys[r];
+      const auto s = row_scores.accessor<float, 1>();
+      const auto k = row_keys.accessor<float, 2>();
+      const auto dot = [&](int64_t a, int64_t b) {
+        float sum = 0;
+        for (int64_t e = 0; e < dim; ++e) sum += k[a][e] * k[b][e];
+        return sum;
+      };
+      std::vector<int64_t> expected;
+      while (static_cast<int64_t>(expected.size()) < counts[r].item<int64_t>()) {
+        int64_t best = -1;
+        float best_value = 0;
+        for (int64_t i = 0; i < candidates[r].item<int64_t>(); ++i) {
+          if (std::find(expected.begin(), expected.end(), i) != expected.end()) continue;
+          float corr = 0;
+          for (int64_t j : expected) corr = std::max(corr, dot(i, j));
+          const float value = s[i] + lambda2 * corr;
+          if (best < 0 || value > best_value) {
+            best = i;
+            best_value = value;
+          }
+        }
+        expected.push_back(best);
+      }
+      std::vector<int64_t> got = row(picked, r);
+      got.resize(expected.size());
+      EXPECT_EQ(got, expected) << "lambda2 " << lambda2 << " row " << r;
+    }
+  }
+}
+
 TEST(Greedy, PositiveLambda2PrefersRedundantTokens) {
   // Tokens 0 and 3 share a direction; token 1 scores a little higher than 3 but is orthogonal.
   const at::Tensor keys = at::tensor({1.f, 0.f, 0.f, 1.f, 0.f, 1.f, 1.f, 0.f}).view({1, 4, 2});
