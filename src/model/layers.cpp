@@ -11,6 +11,8 @@
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -25,6 +27,8 @@ namespace {
 // few rows costs more than the product itself; above it the product is a matrix product that the
 // BLAS threads well.
 constexpr int64_t kMaxThreadedRows = 32;
+// Weight rows per block of the decode kernel's work (a multiple of row_product's four).
+constexpr int64_t kRowsPerBlock = 64;
 // Below this many weight elements the split costs more than it saves.
 constexpr int64_t kMinThreadedWeight = 1 << 16;
 
@@ -49,8 +53,14 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight) {
     const float* xp = x_rows.data_ptr<float>();
     const float* wp = weight.data_ptr<float>();
     float* yp = y.data_ptr<float>();
-    at::parallel_for(0, out, grain, [&](int64_t begin, int64_t end) {
-      row_product(xp, rows, in, wp, begin, end, yp, out);
+    // Blocks of weight rows that the threads take as they finish theirs: one thread slowed by
+    // its neighbours on a shared host no longer holds the other at the barrier.
+    const int64_t blocks = (out + kRowsPerBlock - 1) / kRowsPerBlock;
+    std::atomic<int64_t> next{0};
+    at::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
+      for (int64_t b = next++; b < blocks; b = next++)
+        row_product(xp, rows, in, wp, b * kRowsPerBlock, std::min(out, (b + 1) * kRowsPerBlock), yp,
+                    out);
     });
   } else {
     // One block of weight rows per thread, written straight into its slice of y_t. Inside the
