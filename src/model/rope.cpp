@@ -1,13 +1,18 @@
 #include "model/rope.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/outer.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/where.h>
+#include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace kvs::model {
 
@@ -40,7 +45,54 @@ RopeTables rope_tables(const at::Tensor& inv_freq, int64_t start, int64_t count,
   return {emb.cos().to(device, dtype), emb.sin().to(device, dtype)};
 }
 
+namespace {
+
+bool float_rows_apply(const at::Tensor& x, const RopeTables& tables) {
+  const int64_t count = x.dim() >= 2 ? x.size(-2) : 0, d = x.size(-1);
+  const auto table_fits = [&](const at::Tensor& t) {
+    return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous() &&
+           t.dim() == 2 && t.size(0) == count && t.size(1) == d;
+  };
+  return x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() >= 2 && x.stride(-1) == 1 &&
+         d % 2 == 0 && table_fits(tables.cos) && table_fits(tables.sin) && !c10::GradMode::is_enabled();
+}
+
+// RoPE of float32 rows without autograd, each written once into a contiguous result, from any
+// view whose rows are contiguous (the projections' transposed heads): ATen's expression makes
+// four temporaries and, in a decode step, six operator calls per tensor and layer. The same
+// products and sums as that expression, in the same order.
+at::Tensor rope_float_rows(const at::Tensor& x, const RopeTables& tables) {
+  const int64_t d = x.size(-1), half = d / 2, count = x.size(-2);
+  const int64_t rows = x.numel() / std::max<int64_t>(d, 1);
+  const std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end() - 1);
+  const std::vector<int64_t> strides(x.strides().begin(), x.strides().end() - 1);
+  at::Tensor out = at::empty(x.sizes(), x.options());
+  const float* xp = x.data_ptr<float>();
+  const float* cos = tables.cos.data_ptr<float>();
+  const float* sin = tables.sin.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t offset = 0;
+      for (int64_t k = static_cast<int64_t>(sizes.size()) - 1, rest = r; k >= 0; --k) {
+        offset += rest % sizes[k] * strides[k];
+        rest /= sizes[k];
+      }
+      const float* row = xp + offset;
+      const float* c = cos + r % count * d;
+      const float* s = sin + r % count * d;
+      float* o = op + r * d;
+      for (int64_t i = 0; i < half; ++i) o[i] = row[i] * c[i] + -row[i + half] * s[i];
+      for (int64_t i = half; i < d; ++i) o[i] = row[i] * c[i] + row[i - half] * s[i];
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
+  if (float_rows_apply(x, tables)) return rope_float_rows(x, tables);
   const int64_t half = x.size(-1) / 2;
   const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   return x * tables.cos + rotated * tables.sin;

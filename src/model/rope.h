@@ -20,7 +20,8 @@ struct RopeTables {
 RopeTables rope_tables(const at::Tensor& inv_freq, int64_t start, int64_t count,
                        at::ScalarType dtype, at::Device device);
 
-// x [..., count, head_dim] -> x * cos + rotate_half(x) * sin.
+// x [..., count, head_dim] -> x * cos + rotate_half(x) * sin. Float32 CPU tensors without
+// autograd come back contiguous.
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
 
 }  // namespace kvs::model

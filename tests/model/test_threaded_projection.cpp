@@ -7,10 +7,13 @@
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
 #include "model/layers.h"
+#include "model/rope.h"
 #include "model/row_product.h"
 
 namespace kvs::test {
@@ -140,6 +143,28 @@ TEST_F(ThreadedProjection, FusedNormAndMlpMatchTheAutogradPath) {
     EXPECT_LE((norm - norm_expected).abs().max().item<double>(), 1e-5) << "input " << x.sizes();
     EXPECT_LE((model::swiglu_mlp(x, w) - mlp_expected).abs().max().item<double>(), 1e-5)
         << "input " << x.sizes();
+  }
+}
+
+// Likewise RoPE: its fused float path (no autograd) on the runner's transposed views, prefill
+// [heads, n, d] and decode [batch, heads, t, d], gives the ATen expression's values and a
+// contiguous result.
+TEST_F(ThreadedProjection, FusedRopeMatchesTheAutogradPath) {
+  const at::Tensor inv_freq =
+      1.0 / at::pow(10000.0, at::arange(0, 64, 2, at::kLong).to(at::kFloat) / 64);
+  for (const auto& [batch, positions, heads] :
+       std::vector<std::array<int64_t, 3>>{{1, 300, 3}, {2, 1, 9}, {3, 2, 4}}) {
+    const model::RopeTables tables =
+        model::rope_tables(inv_freq, 17, positions, at::kFloat, at::kCPU);
+    const at::Tensor rows = at::randn({batch, positions, heads, 64}) * 2;
+    const at::Tensor x = batch == 1 ? rows[0].transpose(0, 1) : rows.transpose(1, 2);
+    ASSERT_TRUE(c10::GradMode::is_enabled());
+    const at::Tensor expected = model::apply_rope(x, tables);
+    c10::NoGradGuard no_grad;
+    const at::Tensor fused = model::apply_rope(x, tables);
+    ASSERT_EQ(fused.sizes(), expected.sizes());
+    EXPECT_TRUE(fused.is_contiguous());
+    EXPECT_LE((fused - expected).abs().max().item<double>(), 1e-6) << "input " << x.sizes();
   }
 }
 
