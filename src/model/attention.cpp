@@ -90,7 +90,7 @@ at::Tensor sdpa_prefill(const at::Tensor& q, const at::Tensor& k, const at::Tens
 }
 #endif
 
-// Cached keys per task of the score products: a few tasks per head on every thread.
+// Cached keys per task of the decode kernels: a few tasks per head on every thread.
 constexpr int64_t kKeyBlock = 256;
 
 // The float32 CPU decode kernels (row_product.h) take contiguous caches whose head_dim is whole
@@ -148,8 +148,9 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
                         q.device())
                 .repeat({group, 1})
           : at::Tensor();
-  auto attend = [&](const at::Tensor& scores, const at::Tensor& prefix_mask) {
-    if (prefix_mask.defined()) scores.narrow(-1, 0, layer.prefix_len).add_(prefix_mask);
+  // Masks the scores in place (left padding, the new tokens' causality and window) and softmaxes.
+  auto attend = [&](const at::Tensor& scores) {
+    if (layer.prefix_mask.defined()) scores.narrow(-1, 0, layer.prefix_len).add_(layer.prefix_mask);
     if (step_mask.defined()) scores.add_(step_mask);
     return at::softmax(scores, -1).to(values.scalar_type());
   };
@@ -172,7 +173,7 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
                     std::min(slots, first + kKeyBlock), sp + bh * rows * slots, slots);
       }
     });
-    const at::Tensor probs = attend(scores, layer.prefix_mask).contiguous();
+    const at::Tensor probs = attend(scores).contiguous();
     // Each task weighs one block of keys' values (read once, in cache for every column block);
     // the blocks' partial sums are added up after.
     at::Tensor partial = at::empty({batch, cache_heads, key_blocks, rows, d}, q.options());
@@ -190,7 +191,7 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     return out.view({batch, heads, t, d});
   }
   const at::Tensor scores = at::matmul(qg, keys.transpose(2, 3)).to(at::kFloat) * scale;
-  return at::matmul(attend(scores, layer.prefix_mask), values).view({batch, heads, t, d});
+  return at::matmul(attend(scores), values).view({batch, heads, t, d});
 }
 
 }  // namespace kvs::model

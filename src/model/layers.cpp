@@ -44,8 +44,6 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight) {
   const bool own_kernel = row_product_available() && x.scalar_type() == at::kFloat &&
                           weight.scalar_type() == at::kFloat;
   if (!own_kernel && threads < 2) return at::linear(x, weight);
-  // Whole blocks of four weight rows per thread (row_product's unit).
-  const int64_t grain = ((out + threads - 1) / threads + 3) / 4 * 4;
   at::Tensor y;
   if (own_kernel) {
     const at::Tensor x_rows = x.reshape({rows, in}).contiguous();
@@ -69,6 +67,7 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight) {
     const bool inference = c10::InferenceMode::is_enabled();
     const at::Tensor x_t = x.reshape({rows, in}).t();  // [in, rows]
     const at::Tensor y_t = at::empty({out, rows}, x.options());
+    const int64_t grain = ((out + threads - 1) / threads + 3) / 4 * 4;  // whole blocks of four rows
     at::parallel_for(0, out, grain, [&](int64_t begin, int64_t end) {
       c10::InferenceMode guard(inference);
       at::Tensor slice = y_t.narrow(0, begin, end - begin);
