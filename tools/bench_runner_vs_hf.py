@@ -4,8 +4,13 @@ to back on this CPU: prefill tokens/s and decode ms per token at each prompt len
 and the ratios; first the equality of the two (logits of every position within 1e-4, the same
 greedy tokens), as tests/model/test_hf_reference.py checks it.
 
-  tools/bench_runner_vs_hf.py --kvsearch build/kvsearch --model DIR \
+  tools/bench_runner_vs_hf.py --kvsearch build/kvsearch --model DIR [--kvsearch-model GGUF] \
       [--prompt-tokens 1024,4096,8160] [--new-tokens 32] [--repeats 3] [--threads 2]
+
+--kvsearch-model gives kvsearch the same weights in the file they were converted from (for
+SmolLM2: `smollm2-135m`, the Q4_1 GGUF that tools/bench_convert_smollm2.py dequantized into DIR):
+HF loads DIR's float32, kvsearch the GGUF, whose quantized blocks its decode streams and
+dequantizes to the same float32 values. Without it both load DIR.
 
 The kvsearch side is its own `bench runner --json` (median of interleaved repeats); the HF side
 (float32, its default attention) times the same prompts here: median of the repeats. Both build
@@ -60,7 +65,7 @@ def check_equal(args, model, ids):
     """Logits of prompt + greedy tokens and the greedy tokens themselves, kvsearch vs HF."""
     with tempfile.TemporaryDirectory(prefix="kvs_bench_hf_") as tmp:
         dump = os.path.join(tmp, "logits.npy")
-        out = json.loads(kvsearch(args.kvsearch, args.threads, "generate", "--model", args.model,
+        out = json.loads(kvsearch(args.kvsearch, args.threads, "generate", "--model", args.kvs_model,
                                   "--token-ids", ",".join(map(str, ids)), "--max-new-tokens",
                                   CHECK_NEW_TOKENS, "--dump-logits", dump, "--json"))
         dumped = torch.from_numpy(np.load(dump))
@@ -111,6 +116,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kvsearch", required=True)
     parser.add_argument("--model", required=True)
+    parser.add_argument("--kvsearch-model", dest="kvs_model",
+                        help="the checkpoint kvsearch loads (default: --model)")
     parser.add_argument("--prompt-tokens", default="1024,4096,8160")
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
@@ -118,6 +125,7 @@ def main():
     parser.add_argument("--check-tokens", type=int, default=1024,
                         help="prompt length of the equality check")
     args = parser.parse_args()
+    args.kvs_model = args.kvs_model or args.model
     lengths = [int(x) for x in args.prompt_tokens.split(",")]
     torch.set_num_threads(args.threads)
 
@@ -132,14 +140,17 @@ def main():
     print(f"equality at {args.check_tokens} tokens: max |logit diff| {diff:.3g} (limit {TOLERANCE:g}), "
           f"greedy tokens {'equal' if ours == theirs else f'differ: {ours} vs HF {theirs}'}")
 
-    bench = json.loads(kvsearch(args.kvsearch, args.threads, "bench", "runner", "--model", args.model,
+    bench = json.loads(kvsearch(args.kvsearch, args.threads, "bench", "runner", "--model", args.kvs_model,
                                 "--prompt-tokens", args.prompt_tokens, "--new-tokens", args.new_tokens,
                                 "--repeats", args.repeats, "--json"))
     MiB = 1048576
     print(f"{args.threads} threads, fp32, {args.repeats} repeats (median); HF transformers "
           f"{transformers.__version__} attention={attention}, torch {torch.__version__}")
-    print(f"load: kvsearch {bench['load_seconds']:.2f} s, HF {hf_load:.2f} s, "
-          f"for {bench['checkpoint_bytes'] / MiB:.1f} MiB of safetensors")
+    print(f"checkpoints: kvsearch {args.kvs_model} ({bench['checkpoint_bytes'] / MiB:.1f} MiB; decode "
+          f"reads {bench['decode_weight_bytes'] / MiB:.1f} MiB of weights per token"
+          f"{', its stored quantized blocks' if bench['decode_streams_stored_blocks'] else ''}), "
+          f"HF {args.model}")
+    print(f"load: kvsearch {bench['load_seconds']:.2f} s, HF {hf_load:.2f} s")
     print("prefill HF: as generate() runs it (last position's logits, the same work as kvsearch); "
           "HF-all: a plain forward (every position's logits)")
     print("ceiling: the ratio kvsearch would reach at 100% of the probes its bench interleaves with "

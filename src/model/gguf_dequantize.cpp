@@ -1,9 +1,12 @@
 #include "model/gguf_dequantize.h"
 
 #include <cstring>
+#include <vector>
+
 
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "model/block_lanes.h"
 
 namespace kvs::model {
 
@@ -17,6 +20,19 @@ uint32_t u32_at(const uint8_t* p) {
          (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
 }
 float half_at(const uint8_t* p) { return half_to_float(u16_at(p)); }
+
+}  // namespace
+
+const float* half_float_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) t[h] = half_to_float(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table.data();
+}
+
+namespace {
 
 // 32-element blocks: a half scale d (and a half offset m for the _1 types), then the quants.
 // Low nibbles of qs[0..15] are elements 0..15, high nibbles elements 16..31.
@@ -69,6 +85,21 @@ void q8_0_block(const uint8_t* b, float* y) {
   for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(qs[j]) * d;
 }
 
+#if defined(__x86_64__)
+// The same two blocks with AVX2 (model/block_lanes.h: equal bit for bit).
+__attribute__((target("avx2,fma"))) void q4_1_block_avx2(const uint8_t* b, float* y) {
+  __m256 lanes[4];
+  q4_1_lanes(half_float_table(), b, lanes);
+  for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + 8 * k, lanes[k]);
+}
+
+__attribute__((target("avx2,fma"))) void q8_0_block_avx2(const uint8_t* b, float* y) {
+  __m256 lanes[4];
+  q8_0_lanes(half_float_table(), b, lanes);
+  for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + 8 * k, lanes[k]);
+}
+#endif
+
 // 256 elements in 8 sub-blocks of 32, each with a 6-bit scale and a 6-bit min packed in 12 bytes.
 void q4_k_block(const uint8_t* b, float* y) {
   const float d = half_at(b), dmin = half_at(b + 2);
@@ -120,10 +151,15 @@ using BlockFunction = void (*)(const uint8_t* block, float* out);
 BlockFunction block_function(uint32_t type) {
   switch (static_cast<TensorType>(type)) {
     case TensorType::Q4_0: return q4_0_block;
+#if defined(__x86_64__)
+    case TensorType::Q4_1: return block_lanes_available() ? q4_1_block_avx2 : q4_1_block;
+    case TensorType::Q8_0: return block_lanes_available() ? q8_0_block_avx2 : q8_0_block;
+#else
     case TensorType::Q4_1: return q4_1_block;
+    case TensorType::Q8_0: return q8_0_block;
+#endif
     case TensorType::Q5_0: return q5_0_block;
     case TensorType::Q5_1: return q5_1_block;
-    case TensorType::Q8_0: return q8_0_block;
     case TensorType::Q4_K: return q4_k_block;
     case TensorType::Q6_K: return q6_k_block;
     default: return nullptr;
@@ -138,17 +174,12 @@ bool can_dequantize(uint32_t type) {
          block_function(type) != nullptr;
 }
 
-void dequantize(const gguf::TensorInfo& tensor, float* out, const std::string& where) {
-  if (!can_dequantize(tensor.type))
-    throw error_at(where, "tensor '" + tensor.name + "': type " + gguf::type_name(tensor.type) +
-                              " is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
-                              "Q4_K, Q6_K are)");
-  const gguf::BlockLayout& layout = *gguf::block_layout(tensor.type);
-  const uint64_t blocks = tensor.nbytes / layout.bytes;
-  const uint8_t* data = tensor.data;
-  switch (static_cast<TensorType>(tensor.type)) {
+bool is_block_quantized(uint32_t type) { return block_function(type) != nullptr; }
+
+void dequantize_blocks(uint32_t type, const uint8_t* data, uint64_t blocks, float* out) {
+  switch (static_cast<TensorType>(type)) {
     case TensorType::F32:
-      std::memcpy(out, data, tensor.nbytes);
+      std::memcpy(out, data, blocks * sizeof(float));
       return;
     case TensorType::F16:
       for (uint64_t i = 0; i < blocks; ++i) out[i] = half_at(data + 2 * i);
@@ -157,10 +188,21 @@ void dequantize(const gguf::TensorInfo& tensor, float* out, const std::string& w
       for (uint64_t i = 0; i < blocks; ++i) out[i] = bf16_to_float(u16_at(data + 2 * i));
       return;
     default: {
-      const BlockFunction f = block_function(tensor.type);
+      const BlockFunction f = block_function(type);
+      if (!f) throw Error("dequantize: type " + gguf::type_name(type) + " is not supported");
+      const gguf::BlockLayout& layout = *gguf::block_layout(type);
       for (uint64_t i = 0; i < blocks; ++i) f(data + i * layout.bytes, out + i * layout.elements);
     }
   }
+}
+
+void dequantize(const gguf::TensorInfo& tensor, float* out, const std::string& where) {
+  if (!can_dequantize(tensor.type))
+    throw error_at(where, "tensor '" + tensor.name + "': type " + gguf::type_name(tensor.type) +
+                              " is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
+                              "Q4_K, Q6_K are)");
+  dequantize_blocks(tensor.type, tensor.data,
+                    tensor.nbytes / gguf::block_layout(tensor.type)->bytes, out);
 }
 
 }  // namespace kvs::model

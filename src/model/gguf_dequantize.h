@@ -11,6 +11,13 @@
 namespace kvs::model {
 
 bool can_dequantize(uint32_t type);
+// Whether the type is one of the block types above (Q8_0 ... Q6_K), not a plain float type.
+bool is_block_quantized(uint32_t type);
+
+// Writes `blocks` whole blocks of that type, read from data, as float32 to out (an F32, F16 or
+// BF16 "block" is one element): the values dequantize gives, bit for bit. Throws kvs::Error for
+// a type it cannot read.
+void dequantize_blocks(uint32_t type, const uint8_t* data, uint64_t blocks, float* out);
 
 // Writes the tensor's elements (ggml order: dims[0] fastest) as float32 to out, which holds
 // numel = product of dims floats. Throws kvs::Error naming `where`, the tensor and its type when

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
 #include <utility>
 
 #include "core/error.h"
@@ -17,7 +18,9 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 }  // namespace
 
@@ -54,23 +57,47 @@ at::Tensor undo_rope_permutation(const at::Tensor& gguf_rows, int64_t heads) {
   return gguf_rows.view({heads, rows / heads / 2, 2, cols}).transpose(1, 2).reshape({rows, cols});
 }
 
+namespace {
+
+// The converter interleaved each head's two RoPE halves in Q and K (K with n_head_kv heads): the
+// number of heads whose rows to put back, or 0 for a tensor it left as it was.
+int64_t permuted_heads(const std::string& hf_name, const ModelConfig& config) {
+  if (hf_name.find(".self_attn.q_proj.") != std::string::npos) return config.num_attention_heads;
+  if (hf_name.find(".self_attn.k_proj.") != std::string::npos) return config.num_key_value_heads;
+  return 0;
+}
+
+}  // namespace
+
 at::Tensor GgufTensorSource::load(const std::string& name, const std::vector<int64_t>& shape,
                                   at::Device device, at::ScalarType dtype) {
   const std::string gguf_name = gguf_tensor_name(name);
   const std::string where = file_.path() + ": tensor '" + gguf_name + "' (" + name + ")";
   const gguf::TensorInfo* info = file_.find_tensor(gguf_name);
   if (!info) throw Error(file_.path() + ": missing tensor '" + gguf_name + "' (" + name + ")");
-  std::vector<int64_t> stored(info->dims.rbegin(), info->dims.rend());  // ggml lists dims innermost first
+  std::vector<int64_t> stored(info->dims.rbegin(),
+                              info->dims.rend());  // ggml lists dims innermost first
   if (stored != shape)
-    throw Error(where + ": shape " + shape_string(stored) + " but the metadata implies " + shape_string(shape));
+    throw Error(where + ": shape " + shape_string(stored) + " but the metadata implies " +
+                shape_string(shape));
   at::Tensor values = at::empty(stored, at::TensorOptions().dtype(at::kFloat));
   dequantize(*info, values.data_ptr<float>(), file_.path());
-  // The converter interleaved each head's two RoPE halves in Q and K (K with n_head_kv heads).
-  if (name.find(".self_attn.q_proj.") != std::string::npos)
-    values = undo_rope_permutation(values, config_.num_attention_heads);
-  else if (name.find(".self_attn.k_proj.") != std::string::npos)
-    values = undo_rope_permutation(values, config_.num_key_value_heads);
+  if (const int64_t heads = permuted_heads(name, config_))
+    values = undo_rope_permutation(values, heads);
   return values.to(device, dtype);
+}
+
+StoredBlocks GgufTensorSource::load_blocks(const std::string& name) {
+  const gguf::TensorInfo* info = file_.find_tensor(gguf_tensor_name(name));
+  if (!info || info->dims.size() != 2 || !is_block_quantized(info->type)) return {};
+  const int64_t rows = static_cast<int64_t>(info->dims[1]);
+  const int64_t row_bytes = static_cast<int64_t>(info->nbytes) / rows;
+  at::Tensor bytes = at::empty({rows, row_bytes}, at::TensorOptions().dtype(at::kByte));
+  std::memcpy(bytes.data_ptr<uint8_t>(), info->data, info->nbytes);
+  // Whole rows of blocks move with the permutation, as the float rows do in load.
+  if (const int64_t heads = permuted_heads(name, config_))
+    bytes = undo_rope_permutation(bytes, heads).contiguous();
+  return {bytes, info->type};
 }
 
 }  // namespace kvs::model

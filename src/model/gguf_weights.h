@@ -1,6 +1,7 @@
 // A GGUF file's tensors under their Hugging Face names (shared/GGUF.md §3, §4): token_embd ->
 // model.embed_tokens, blk.N.attn_q -> model.layers.N.self_attn.q_proj, ...; dequantized to f32,
-// with the converter's Q/K row permutation undone so the half-split RoPE applies, then cast.
+// with the converter's Q/K row permutation undone so the half-split RoPE applies, then cast; and a
+// quantized tensor's blocks as stored (rows permuted alike), which CPU decode streams.
 #pragma once
 
 #include <string>
@@ -20,9 +21,11 @@ at::Tensor undo_rope_permutation(const at::Tensor& gguf_rows, int64_t heads);
 
 class GgufTensorSource : public TensorSource {
  public:
-  GgufTensorSource(const gguf::File& file, const ModelConfig& config) : file_(file), config_(config) {}
+  GgufTensorSource(const gguf::File& file, const ModelConfig& config)
+      : file_(file), config_(config) {}
   at::Tensor load(const std::string& name, const std::vector<int64_t>& shape, at::Device device,
                   at::ScalarType dtype) override;
+  StoredBlocks load_blocks(const std::string& name) override;
 
  private:
   const gguf::File& file_;

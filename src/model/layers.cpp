@@ -34,7 +34,7 @@ constexpr int64_t kMinThreadedWeight = 1 << 16;
 
 }  // namespace
 
-at::Tensor project(const at::Tensor& x, const at::Tensor& weight) {
+at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const StoredBlocks& blocks) {
   const int64_t in = x.size(-1), out = weight.size(0);
   const int64_t rows = in == 0 ? 0 : x.numel() / in;
   const int threads = at::get_num_threads();
@@ -50,15 +50,20 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight) {
     y = at::empty({rows, out}, x.options());
     const float* xp = x_rows.data_ptr<float>();
     const float* wp = weight.data_ptr<float>();
+    const uint8_t* stored = blocks.present() ? blocks.bytes.data_ptr<uint8_t>() : nullptr;
     float* yp = y.data_ptr<float>();
     // Blocks of weight rows that the threads take as they finish theirs: one thread slowed by
     // its neighbours on a shared host no longer holds the other at the barrier.
-    const int64_t blocks = (out + kRowsPerBlock - 1) / kRowsPerBlock;
+    const int64_t row_blocks = (out + kRowsPerBlock - 1) / kRowsPerBlock;
     std::atomic<int64_t> next{0};
     at::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
-      for (int64_t b = next++; b < blocks; b = next++)
-        row_product(xp, rows, in, wp, b * kRowsPerBlock, std::min(out, (b + 1) * kRowsPerBlock), yp,
-                    out);
+      for (int64_t b = next++; b < row_blocks; b = next++) {
+        const int64_t begin = b * kRowsPerBlock, end = std::min(out, begin + kRowsPerBlock);
+        if (stored)
+          block_row_product(xp, rows, in, stored, blocks.type, begin, end, yp, out);
+        else
+          row_product(xp, rows, in, wp, begin, end, yp, out);
+      }
     });
   } else {
     // One block of weight rows per thread, written straight into its slice of y_t. Inside the
@@ -129,9 +134,9 @@ at::Tensor swiglu_mlp(const at::Tensor& x, const LayerWeights& w) {
   if (c10::GradMode::is_enabled())
     return project(at::silu(project(x, w.gate_proj)) * project(x, w.up_proj), w.down_proj);
   // Without autograd in place: the [rows, intermediate] activations are written once each.
-  at::Tensor gate = project(x, w.gate_proj);
-  at::silu_(gate).mul_(project(x, w.up_proj));
-  return project(gate, w.down_proj);
+  at::Tensor gate = project(x, w.gate_proj, w.blocks.gate_proj);
+  at::silu_(gate).mul_(project(x, w.up_proj, w.blocks.up_proj));
+  return project(gate, w.down_proj, w.blocks.down_proj);
 }
 
 }  // namespace kvs::model

@@ -14,8 +14,10 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 // split by weight rows over the intra-op threads, each running row_product (float32 with AVX2)
 // or else a single-threaded BLAS product on its rows: the BLAS alone runs a matrix-vector
 // product on one thread at a third of the read bandwidth. The split needs layers.cpp built with
-// OpenMP (src/model/CMakeLists.txt); without it the product runs serially.
-at::Tensor project(const at::Tensor& x, const at::Tensor& weight);
+// OpenMP (src/model/CMakeLists.txt); without it the product runs serially. Where the weight's
+// stored GGUF blocks are given, row_product's path streams those instead (block_row_product: the
+// same values, a fraction of the bytes).
+at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const StoredBlocks& blocks = {});
 
 // down(silu(gate(x)) * up(x)).
 at::Tensor swiglu_mlp(const at::Tensor& x, const LayerWeights& w);

@@ -1,6 +1,12 @@
 #include "model/row_product.h"
 
+#include <string>
+#include <vector>
+
 #include "core/error.h"
+#include "core/gguf.h"
+#include "model/block_lanes.h"
+#include "model/gguf_dequantize.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -11,6 +17,10 @@ namespace kvs::model {
 #if defined(__x86_64__)
 
 namespace {
+
+// Up to this many x rows block_row_product dequantizes Q4_1 and Q8_0 weights in registers, once per
+// pair of rows; past it, once into a scratch that every row reads.
+constexpr int64_t kMaxFusedRows = 2;
 
 __attribute__((target("avx2,fma"))) inline float horizontal_sum(__m256 v) {
   const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -89,10 +99,90 @@ __attribute__((target("avx2,fma"))) void dot4x2(const float* x0, const float* x1
 __attribute__((target("avx2,fma"))) float dot1(const float* x, int64_t in, const float* w) {
   __m256 a = _mm256_setzero_ps();
   int64_t i = 0;
-  for (; i + 8 <= in; i += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a);
+  for (; i + 8 <= in; i += 8)
+    a = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a);
   float s = horizontal_sum(a);
   for (; i < in; ++i) s += w[i] * x[i];
   return s;
+}
+
+// dot4 and dot4x2 with the four weight rows stored as GGUF blocks (Q4_1 or Q8_0, rows row_bytes
+// apart): each block is dequantized in registers and its four vectors go into the same
+// accumulators in the same order as the float32 kernels' loads, so the sums are theirs bit for bit.
+template <uint32_t Type>
+__attribute__((target("avx2,fma"), always_inline)) inline void block_lanes(const float* half,
+                                                                           const uint8_t* b,
+                                                                           __m256 out[4]) {
+  if constexpr (Type == static_cast<uint32_t>(gguf::TensorType::Q4_1))
+    q4_1_lanes(half, b, out);
+  else
+    q8_0_lanes(half, b, out);
+}
+
+template <uint32_t Type>
+__attribute__((target("avx2,fma"))) void block_dot4(const float* x, int64_t blocks,
+                                                    const uint8_t* w0, int64_t row_bytes,
+                                                    int64_t block_bytes, float* out) {
+  const float* half = half_float_table();
+  __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                 _mm256_setzero_ps()};
+  for (int64_t j = 0; j < blocks; ++j) {
+    const float* xj = x + 32 * j;
+    for (int k = 0; k < 4; ++k) {
+      __m256 w[4];
+      block_lanes<Type>(half, w0 + k * row_bytes + j * block_bytes, w);
+      for (int c = 0; c < 4; ++c) a[k] = _mm256_fmadd_ps(w[c], _mm256_loadu_ps(xj + 8 * c), a[k]);
+    }
+  }
+  for (int k = 0; k < 4; ++k) out[k] = horizontal_sum(a[k]);
+}
+
+template <uint32_t Type>
+__attribute__((target("avx2,fma"))) void block_dot4x2(const float* x0, const float* x1,
+                                                      int64_t blocks, const uint8_t* w0,
+                                                      int64_t row_bytes, int64_t block_bytes,
+                                                      float* out0, float* out1) {
+  const float* half = half_float_table();
+  __m256 a[4], b[4];
+  for (int k = 0; k < 4; ++k) a[k] = b[k] = _mm256_setzero_ps();
+  for (int64_t j = 0; j < blocks; ++j) {
+    const float* u = x0 + 32 * j;
+    const float* v = x1 + 32 * j;
+    for (int k = 0; k < 4; ++k) {
+      __m256 w[4];
+      block_lanes<Type>(half, w0 + k * row_bytes + j * block_bytes, w);
+      for (int c = 0; c < 4; ++c) {
+        a[k] = _mm256_fmadd_ps(w[c], _mm256_loadu_ps(u + 8 * c), a[k]);
+        b[k] = _mm256_fmadd_ps(w[c], _mm256_loadu_ps(v + 8 * c), b[k]);
+      }
+    }
+  }
+  for (int k = 0; k < 4; ++k) {
+    out0[k] = horizontal_sum(a[k]);
+    out1[k] = horizontal_sum(b[k]);
+  }
+}
+
+// The rows r < rows of x against four stored weight rows, two x rows per pass.
+template <uint32_t Type>
+void block_product_of_four_rows(const float* x, int64_t rows, int64_t in, const uint8_t* w,
+                                int64_t row_bytes, int64_t block_bytes, float* y,
+                                int64_t y_stride) {
+  const int64_t blocks = in / 32;
+  float block[4], pair[4];
+  int64_t r = 0;
+  for (; r + 2 <= rows; r += 2) {
+    block_dot4x2<Type>(x + r * in, x + (r + 1) * in, blocks, w, row_bytes, block_bytes, block,
+                       pair);
+    for (int k = 0; k < 4; ++k) {
+      y[r * y_stride + k] = block[k];
+      y[(r + 1) * y_stride + k] = pair[k];
+    }
+  }
+  for (; r < rows; ++r) {
+    block_dot4<Type>(x + r * in, blocks, w, row_bytes, block_bytes, block);
+    for (int k = 0; k < 4; ++k) y[r * y_stride + k] = block[k];
+  }
 }
 
 // Rows r < R of one 32-column block: twelve accumulators stay in registers while v streams by.
@@ -127,28 +217,78 @@ bool row_product_available() {
   return available;
 }
 
+namespace {
+
+// y[r * y_stride + k] = dot(x[r], w[k]) for r < rows and the four weight rows k < 4 at w: they come
+// from memory for the first x row and from cache for the others.
+void product_of_four_rows(const float* x, int64_t rows, int64_t in, const float* w, float* y,
+                          int64_t y_stride) {
+  float block[4], pair[4];
+  int64_t r = 0;
+  for (; r + 2 <= rows; r += 2) {
+    dot4x2(x + r * in, x + (r + 1) * in, in, w, block, pair);
+    for (int k = 0; k < 4; ++k) {
+      y[r * y_stride + k] = block[k];
+      y[(r + 1) * y_stride + k] = pair[k];
+    }
+  }
+  for (; r < rows; ++r) {
+    dot4(x + r * in, in, w, block);
+    for (int k = 0; k < 4; ++k) y[r * y_stride + k] = block[k];
+  }
+}
+
+void product_of_one_row(const float* x, int64_t rows, int64_t in, const float* w, float* y,
+                        int64_t y_stride) {
+  for (int64_t r = 0; r < rows; ++r) y[r * y_stride] = dot1(x + r * in, in, w);
+}
+
+}  // namespace
+
 void row_product(const float* x, int64_t rows, int64_t in, const float* w, int64_t o_begin,
                  int64_t o_end, float* y, int64_t y_stride) {
   if (!row_product_available()) throw Error("row_product: this CPU has no AVX2/FMA");
   int64_t o = o_begin;
-  float block[4], pair[4];
+  for (; o + 4 <= o_end; o += 4) product_of_four_rows(x, rows, in, w + o * in, y + o, y_stride);
+  for (; o < o_end; ++o) product_of_one_row(x, rows, in, w + o * in, y + o, y_stride);
+}
+
+void block_row_product(const float* x, int64_t rows, int64_t in, const uint8_t* w, uint32_t type,
+                       int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+  if (!row_product_available()) throw Error("block_row_product: this CPU has no AVX2/FMA");
+  const gguf::BlockLayout* layout = gguf::block_layout(type);
+  if (!layout || in % static_cast<int64_t>(layout->elements) != 0)
+    throw Error("block_row_product: rows of " + std::to_string(in) + " elements are not whole " +
+                gguf::type_name(type) + " blocks");
+  const uint64_t blocks_per_row = static_cast<uint64_t>(in) / layout->elements;
+  const int64_t row_bytes = static_cast<int64_t>(blocks_per_row * layout->bytes);
+  const int64_t block_bytes = static_cast<int64_t>(layout->bytes);
+  int64_t o = o_begin;
+  // A few x rows: the weights are dequantized in registers, once per pair of x rows.
+  const auto fused = [&](auto product) {
+    for (; o + 4 <= o_end; o += 4)
+      product(x, rows, in, w + o * row_bytes, row_bytes, block_bytes, y + o, y_stride);
+  };
+  const bool lanes = block_lanes_available() && rows <= kMaxFusedRows;
+  if (lanes && type == static_cast<uint32_t>(gguf::TensorType::Q4_1))
+    fused(block_product_of_four_rows<static_cast<uint32_t>(gguf::TensorType::Q4_1)>);
+  else if (lanes && type == static_cast<uint32_t>(gguf::TensorType::Q8_0))
+    fused(block_product_of_four_rows<static_cast<uint32_t>(gguf::TensorType::Q8_0)>);
+  // Otherwise (more rows, the other types, and the last rows short of four) four weight rows at a
+  // time are dequantized into this thread's scratch, which stays in the first-level cache, and
+  // multiplied there by the float32 kernels.
+  thread_local std::vector<float> scratch;
+  scratch.resize(static_cast<size_t>(4 * in));
+  float* w4 = scratch.data();
   for (; o + 4 <= o_end; o += 4) {
-    // The four weight rows come from memory for the first x row and from cache for the others.
-    int64_t r = 0;
-    for (; r + 2 <= rows; r += 2) {
-      dot4x2(x + r * in, x + (r + 1) * in, in, w + o * in, block, pair);
-      for (int k = 0; k < 4; ++k) {
-        y[r * y_stride + o + k] = block[k];
-        y[(r + 1) * y_stride + o + k] = pair[k];
-      }
-    }
-    for (; r < rows; ++r) {
-      dot4(x + r * in, in, w + o * in, block);
-      for (int k = 0; k < 4; ++k) y[r * y_stride + o + k] = block[k];
-    }
+    for (int k = 0; k < 4; ++k)
+      dequantize_blocks(type, w + (o + k) * row_bytes, blocks_per_row, w4 + k * in);
+    product_of_four_rows(x, rows, in, w4, y + o, y_stride);
   }
-  for (; o < o_end; ++o)
-    for (int64_t r = 0; r < rows; ++r) y[r * y_stride + o] = dot1(x + r * in, in, w + o * in);
+  for (; o < o_end; ++o) {
+    dequantize_blocks(type, w + o * row_bytes, blocks_per_row, w4);
+    product_of_one_row(x, rows, in, w4, y + o, y_stride);
+  }
 }
 
 void row_combination(const float* p, int64_t rows, int64_t p_stride, int64_t count, const float* v,
@@ -159,11 +299,14 @@ void row_combination(const float* p, int64_t rows, int64_t p_stride, int64_t cou
   for (int64_t c = 0; c < width; c += kCombineColumns) {
     int64_t r = 0;
     for (; r + 3 <= rows; r += 3)
-      combine_block<3>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c, y_stride);
+      combine_block<3>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c,
+                       y_stride);
     if (rows - r == 2)
-      combine_block<2>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c, y_stride);
+      combine_block<2>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c,
+                       y_stride);
     else if (rows - r == 1)
-      combine_block<1>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c, y_stride);
+      combine_block<1>(p + r * p_stride, p_stride, count, v + c, width, y + r * y_stride + c,
+                       y_stride);
   }
 }
 
@@ -178,6 +321,11 @@ void row_combination(const float*, int64_t, int64_t, int64_t, const float*, int6
 
 void row_product(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t) {
   throw Error("row_product: built for x86-64 with AVX2 only");
+}
+
+void block_row_product(const float*, int64_t, int64_t, const uint8_t*, uint32_t, int64_t, int64_t,
+                       float*, int64_t) {
+  throw Error("block_row_product: built for x86-64 with AVX2 only");
 }
 
 #endif

@@ -3,7 +3,8 @@
 // its transpose, the few rows of attention weights times the cached values. Decode is bound by
 // reading the weights and the cache once per token; the BLAS's own product of a single row
 // streams them at about a third of the machine's read bandwidth per thread, these near its limit
-// (AVX2 + FMA). Torch-free.
+// (AVX2 + FMA). Weights stored as GGUF blocks are dequantized as they stream (block_row_product):
+// fewer bytes, the same products. Torch-free.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +14,19 @@ namespace kvs::model {
 // Whether row_product runs here (an x86-64 CPU with AVX2 and FMA).
 bool row_product_available();
 
-// For r < rows and o in [o_begin, o_end): y[r * y_stride + o] = sum_i x[r * in + i] * w[o * in + i].
-// x is [rows, in] and w [out, in], both row-major and contiguous. Each block of four weight rows is
-// read from memory once and from cache for every further pair of x rows, so a few rows cost
+// For r < rows and o in [o_begin, o_end): y[r * y_stride + o] = sum_i x[r * in + i] * w[o * in +
+// i]. x is [rows, in] and w [out, in], both row-major and contiguous. Each block of four weight
+// rows is read from memory once and from cache for every further pair of x rows, so a few rows cost
 // little more than one; past a few dozen rows a matrix product (the BLAS) is faster.
 void row_product(const float* x, int64_t rows, int64_t in, const float* w, int64_t o_begin,
                  int64_t o_end, float* y, int64_t y_stride);
+
+// row_product with w stored as GGUF blocks of `type` (shared/GGUF.md §2; any type dequantize_blocks
+// reads): row o is the in / elements-per-block blocks at w + o * (its bytes). The result equals
+// row_product on the dequantized rows bit for bit, while a fraction of the bytes is read (Q4_1:
+// 5 bits a weight instead of 32). `in` must be whole blocks.
+void block_row_product(const float* x, int64_t rows, int64_t in, const uint8_t* w, uint32_t type,
+                       int64_t o_begin, int64_t o_end, float* y, int64_t y_stride);
 
 // The other half of decode attention: for r < rows and c < width,
 // y[r * y_stride + c] = sum_j p[r * p_stride + j] * v[j * width + c] over j < count. v is

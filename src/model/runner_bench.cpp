@@ -74,6 +74,8 @@ RunnerBenchResult bench_runner(const RunnerBenchOptions& options) {
   const Transformer model = Transformer::load(options.model_dir, options.load);
   r.load_seconds = load_timer.seconds();
   r.checkpoint_bytes = checkpoint_bytes(options.model_dir);
+  r.decode_weight_bytes = decode_weight_bytes(model.weights());
+  r.stored_blocks = !model.weights().layers.empty() && model.weights().layers[0].blocks.q_proj.present();
   const ModelConfig& c = model.config();
   for (int64_t n : options.prompt_tokens)
     if (n + options.new_tokens > c.max_position_embeddings)
@@ -108,11 +110,10 @@ RunnerBenchResult bench_runner(const RunnerBenchOptions& options) {
     const double attention_flops = 2.0 * 2.0 * c.num_attention_heads * c.head_dim * n * (n + 1) / 2;
     L.prefill_gflop = (c.num_hidden_layers * (2.0 * n * layer_matmul_params + attention_flops) +
                        2.0 * c.vocab_size * c.hidden_size) / 1e9;
-    // Bytes every decode step reads: all layer weights, the final norm, the LM head, and the keys
-    // and values cached so far (the prompt plus, on average, half the new tokens).
+    // Bytes every decode step reads: the weights as decode streams them (a GGUF file's stored
+    // blocks where it keeps them), and the keys and values cached so far (the prompt plus, on average, half the new tokens).
     const double mean_cached = n + 0.5 * static_cast<double>(options.new_tokens);
-    L.decode_bytes = elem * (c.num_hidden_layers * (layer_matmul_params + 2.0 * c.hidden_size) +
-                             c.hidden_size + static_cast<double>(c.vocab_size) * c.hidden_size) +
+    L.decode_bytes = static_cast<double>(r.decode_weight_bytes) +
                      elem * 2.0 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * mean_cached;
 
     // Peak memory on an untimed prefill (also the warm-up), before any probe allocates.
@@ -195,6 +196,8 @@ std::string runner_bench_json(const RunnerBenchResult& r) {
   j["new_tokens"] = r.new_tokens;
   j["load_seconds"] = r.load_seconds;
   j["checkpoint_bytes"] = r.checkpoint_bytes;
+  j["decode_weight_bytes"] = r.decode_weight_bytes;
+  j["decode_streams_stored_blocks"] = r.stored_blocks;
   j["sgemm_gflops"] = spread_json(r.sgemm_gflops);
   j["read_bandwidth_gbps"] = spread_json(r.read_bandwidth_gbps);
   j["lengths"] = nlohmann::ordered_json::array();
@@ -226,6 +229,9 @@ std::string runner_bench_table(const RunnerBenchResult& r) {
                 r.torch_version.c_str(), r.repeats);
   out << strfmt("load: %.2f s for %.1f MiB of weight files (%.0f MiB/s)\n", r.load_seconds,
                 r.checkpoint_bytes / MiB, r.checkpoint_bytes / MiB / r.load_seconds);
+  out << strfmt("decode: reads %.1f MiB of weights per step%s\n", r.decode_weight_bytes / MiB,
+                r.stored_blocks ? " (the GGUF file's quantized blocks, dequantized as they stream)"
+                                : "");
   out << "machine: sgemm " << spread_text(r.sgemm_gflops, "%.1f") << " GFLOP/s, read bandwidth "
       << spread_text(r.read_bandwidth_gbps, "%.1f") << " GB/s\n";
   for (const RunnerLengthResult& L : r.lengths) {

@@ -44,6 +44,8 @@ struct RunnerBenchResult {
   int64_t new_tokens = 0, parameters = 0;
   double load_seconds = 0;
   int64_t checkpoint_bytes = 0;  // the .safetensors files
+  int64_t decode_weight_bytes = 0;  // the weights one decode step reads (model/weights.h)
+  bool stored_blocks = false;       // decode streams a GGUF file's quantized blocks
   Spread sgemm_gflops, read_bandwidth_gbps;  // every probe of the run
   std::vector<RunnerLengthResult> lengths;
   int64_t peak_rss_bytes = 0;

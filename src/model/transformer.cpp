@@ -51,7 +51,8 @@ Transformer Transformer::load(const std::string& model_arg, const LoadOptions& o
 }
 
 at::Tensor Transformer::final_logits(const at::Tensor& hidden) const {
-  return project(rms_norm(hidden, weights_.norm, config_.rms_norm_eps), weights_.lm_head)
+  return project(rms_norm(hidden, weights_.norm, config_.rms_norm_eps), weights_.lm_head,
+                 weights_.lm_head_blocks)
       .to(at::kFloat);
 }
 
@@ -89,11 +90,11 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
     const LayerWeights& w = weights_.layers[l];
     {
       const at::Tensor h = rms_norm(x, w.input_norm, config_.rms_norm_eps);
-      const at::Tensor q = apply_rope(project(h, w.q_proj).view({n, heads, d}).transpose(0, 1), rope)
+      const at::Tensor q = apply_rope(project(h, w.q_proj, w.blocks.q_proj).view({n, heads, d}).transpose(0, 1), rope)
                                .contiguous();
       const at::Tensor k =
-          apply_rope(project(h, w.k_proj).view({n, kv_heads, d}).transpose(0, 1), rope).contiguous();
-      const at::Tensor v = project(h, w.v_proj).view({n, kv_heads, d}).transpose(0, 1).contiguous();
+          apply_rope(project(h, w.k_proj, w.blocks.k_proj).view({n, kv_heads, d}).transpose(0, 1), rope).contiguous();
+      const at::Tensor v = project(h, w.v_proj, w.blocks.v_proj).view({n, kv_heads, d}).transpose(0, 1).contiguous();
       const at::Tensor attn = prefill_attention(q, k, v, attention);  // [heads, n, d]
       if (options.observer) {
         const at::Tensor window_queries = q.narrow(1, n - window, window);
@@ -102,7 +103,7 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
       if (options.keep_cache)
         result.cache.layers.push_back(
             assemble_layer_cache({{k, v}}, options.decode_capacity));
-      x.add_(project(attn.transpose(0, 1).reshape({n, heads * d}), w.o_proj));
+      x.add_(project(attn.transpose(0, 1).reshape({n, heads * d}), w.o_proj, w.blocks.o_proj));
     }
     // The MLP in row chunks bounds the [rows, intermediate] activations.
     for (int64_t r0 = 0; r0 < n; r0 += block) {
@@ -141,9 +142,9 @@ at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache) con
     const LayerWeights& w = weights_.layers[l];
     LayerCache& layer = cache.layers[l];
     const at::Tensor h = rms_norm(x, w.input_norm, config_.rms_norm_eps);
-    const at::Tensor q = apply_rope(project(h, w.q_proj).view({batch, t, heads, d}).transpose(1, 2), rope);
-    at::Tensor k = apply_rope(project(h, w.k_proj).view({batch, t, kv_heads, d}).transpose(1, 2), rope);
-    at::Tensor v = project(h, w.v_proj).view({batch, t, kv_heads, d}).transpose(1, 2);
+    const at::Tensor q = apply_rope(project(h, w.q_proj, w.blocks.q_proj).view({batch, t, heads, d}).transpose(1, 2), rope);
+    at::Tensor k = apply_rope(project(h, w.k_proj, w.blocks.k_proj).view({batch, t, kv_heads, d}).transpose(1, 2), rope);
+    at::Tensor v = project(h, w.v_proj, w.blocks.v_proj).view({batch, t, kv_heads, d}).transpose(1, 2);
     const int64_t cache_heads = layer.keys.size(1);
     if (cache_heads != kv_heads) {  // a per-query-head cache stores every head's copy
       k = k.repeat_interleave(cache_heads / kv_heads, 1);
@@ -156,7 +157,7 @@ at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache) con
     const bool slots_are_positions = layer.used == cache.next_position + t && !layer.prefix_mask.defined();
     const at::Tensor attn =
         cached_attention(q, layer, slots_are_positions ? config_.sliding_window : std::nullopt);
-    x = x + project(attn.transpose(1, 2).reshape({batch, t, heads * d}), w.o_proj);
+    x = x + project(attn.transpose(1, 2).reshape({batch, t, heads * d}), w.o_proj, w.blocks.o_proj);
     x = x + swiglu_mlp(rms_norm(x, w.post_norm, config_.rms_norm_eps), w);
   }
   cache.next_position += t;

@@ -43,6 +43,7 @@ class Transformer {
   const ModelConfig& config() const { return config_; }
   at::Device device() const { return weights_.embed.device(); }
   at::ScalarType dtype() const { return weights_.embed.scalar_type(); }
+  const Weights& weights() const { return weights_; }
 
   PrefillResult prefill(const std::vector<int32_t>& ids, const PrefillOptions& options) const;
 

@@ -13,6 +13,7 @@
 #include "core/files.h"
 #include "core/log.h"
 #include "core/safetensors.h"
+#include "model/row_product.h"
 
 namespace kvs::model {
 
@@ -65,7 +66,8 @@ class CheckpointFiles {
 
  private:
   void read_index(const std::string& model_dir, const std::string& index_path) {
-    const auto index = nlohmann::json::parse(read_file(index_path, "the safetensors index"), nullptr, false);
+    const auto index =
+        nlohmann::json::parse(read_file(index_path, "the safetensors index"), nullptr, false);
     if (index.is_discarded() || !index.is_object())
       throw error_at(index_path, "not a valid JSON object");
     if (!index.contains("weight_map") || !index["weight_map"].is_object())
@@ -76,7 +78,8 @@ class CheckpointFiles {
       throw error_at(index_path, "metadata.total_size is not an integer");
     std::map<std::string, std::shared_ptr<SafetensorsFile>> shards;
     for (const auto& [name, shard] : index["weight_map"].items()) {
-      if (!shard.is_string()) throw error_at(index_path, "weight_map['" + name + "'] is not a string");
+      if (!shard.is_string())
+        throw error_at(index_path, "weight_map['" + name + "'] is not a string");
       const std::string shard_name = shard.get<std::string>();
       auto& file = shards[shard_name];
       if (!file) {
@@ -97,18 +100,19 @@ class CheckpointFiles {
 
 class SafetensorsSource : public TensorSource {
  public:
-  explicit SafetensorsSource(const std::string& model_dir) : files_(model_dir), model_dir_(model_dir) {}
+  explicit SafetensorsSource(const std::string& model_dir)
+      : files_(model_dir), model_dir_(model_dir) {}
 
-  at::Tensor load(const std::string& name, const std::vector<int64_t>& expected_shape, at::Device device,
-                  at::ScalarType dtype) override {
+  at::Tensor load(const std::string& name, const std::vector<int64_t>& expected_shape,
+                  at::Device device, at::ScalarType dtype) override {
     const SafetensorsFile* file = files_.find(name);
     if (!file) throw error_at(model_dir_, "checkpoint has no tensor '" + name + "'");
     const TensorEntry& entry = file->at(name);
     if (entry.shape != expected_shape)
       throw error_at(file->path(), "tensor '" + name + "' has shape " + shape_string(entry.shape) +
-                                       " but config.json implies " +
-                                       shape_string(expected_shape));
-    const at::ScalarType stored = scalar_type_of(entry.dtype, file->path() + ": tensor '" + name + "'");
+                                       " but config.json implies " + shape_string(expected_shape));
+    const at::ScalarType stored =
+        scalar_type_of(entry.dtype, file->path() + ": tensor '" + name + "'");
     // The mapping is read-only and outlives nothing: always copy out of it.
     const at::Tensor view = at::from_blob(const_cast<uint8_t*>(file->data(entry)), entry.shape,
                                           at::TensorOptions().dtype(stored));
@@ -122,10 +126,16 @@ class SafetensorsSource : public TensorSource {
 
 }  // namespace
 
+StoredBlocks TensorSource::load_blocks(const std::string&) { return {}; }
+
 Weights load_weights(TensorSource& source, const ModelConfig& c, at::Device device,
                      at::ScalarType dtype) {
   const auto load = [&](const std::string& name, const std::vector<int64_t>& shape) {
     return source.load(name, shape, device, dtype);
+  };
+  const bool keep_blocks = device.is_cpu() && dtype == at::kFloat && row_product_available();
+  const auto blocks = [&](const std::string& name) {
+    return keep_blocks ? source.load_blocks(name) : StoredBlocks{};
   };
   const int64_t hidden = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim,
                 kv_dim = c.num_key_value_heads * c.head_dim, inter = c.intermediate_size;
@@ -143,11 +153,29 @@ Weights load_weights(TensorSource& source, const ModelConfig& c, at::Device devi
     lw.gate_proj = load(p + "mlp.gate_proj.weight", {inter, hidden});
     lw.up_proj = load(p + "mlp.up_proj.weight", {inter, hidden});
     lw.down_proj = load(p + "mlp.down_proj.weight", {hidden, inter});
+    lw.blocks = {blocks(p + "self_attn.q_proj.weight"), blocks(p + "self_attn.k_proj.weight"),
+                 blocks(p + "self_attn.v_proj.weight"), blocks(p + "self_attn.o_proj.weight"),
+                 blocks(p + "mlp.gate_proj.weight"),    blocks(p + "mlp.up_proj.weight"),
+                 blocks(p + "mlp.down_proj.weight")};
     w.layers.push_back(std::move(lw));
   }
   w.norm = load("model.norm.weight", {hidden});
   w.lm_head = c.tie_word_embeddings ? w.embed : load("lm_head.weight", {c.vocab_size, hidden});
+  w.lm_head_blocks = blocks(c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
   return w;
+}
+
+int64_t decode_weight_bytes(const Weights& w) {
+  const auto bytes = [](const at::Tensor& t, const StoredBlocks& blocks) {
+    return blocks.present() ? blocks.bytes.nbytes() : t.nbytes();
+  };
+  int64_t total = w.norm.nbytes() + bytes(w.lm_head, w.lm_head_blocks);
+  for (const LayerWeights& l : w.layers)
+    total += l.input_norm.nbytes() + l.post_norm.nbytes() + bytes(l.q_proj, l.blocks.q_proj) +
+             bytes(l.k_proj, l.blocks.k_proj) + bytes(l.v_proj, l.blocks.v_proj) +
+             bytes(l.o_proj, l.blocks.o_proj) + bytes(l.gate_proj, l.blocks.gate_proj) +
+             bytes(l.up_proj, l.blocks.up_proj) + bytes(l.down_proj, l.blocks.down_proj);
+  return total;
 }
 
 Weights load_weights(const std::string& model_dir, const ModelConfig& config, at::Device device,

@@ -54,7 +54,7 @@ kvs::model::Weights rounded(const kvs::model::Weights& w, at::ScalarType dtype) 
   out.embed = r(w.embed);
   for (const auto& L : w.layers)
     out.layers.push_back({r(L.input_norm), r(L.q_proj), r(L.k_proj), r(L.v_proj), r(L.o_proj),
-                          r(L.post_norm), r(L.gate_proj), r(L.up_proj), r(L.down_proj)});
+                          r(L.post_norm), r(L.gate_proj), r(L.up_proj), r(L.down_proj), {}});
   out.norm = r(w.norm);
   out.lm_head = r(w.lm_head);
   return out;
