@@ -18,9 +18,14 @@ namespace kvs::model {
 
 namespace {
 
-// Up to this many x rows block_row_product dequantizes Q4_1 and Q8_0 weights in registers, once per
-// pair of rows; past it, once into a scratch that every row reads.
+// Up to this many x rows block_row_product dequantizes Q4_1 and Q8_0 weights in registers, once for
+// all rows; past it, once into a scratch that the float32 kernels read.
 constexpr int64_t kMaxFusedRows = 2;
+// How far ahead (in rows of weights, keys or values) the kernels prefetch what they stream.
+// Without it a thread computes and then waits on memory in turn: the hardware prefetcher does not
+// run far enough ahead of these short rows (dequantizing blocks: 16 against 9 weights/ns from
+// memory on one thread).
+constexpr int64_t kPrefetchRows = 8;
 
 __attribute__((target("avx2,fma"))) inline float horizontal_sum(__m256 v) {
   const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -28,71 +33,41 @@ __attribute__((target("avx2,fma"))) inline float horizontal_sum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
 }
 
-// Four dot products of x with w0..w3 (each `in` long): four independent weight streams per pass.
-__attribute__((target("avx2,fma"))) void dot4(const float* x, int64_t in, const float* w0,
-                                              float* out) {
-  const float* w1 = w0 + in;
-  const float* w2 = w1 + in;
-  const float* w3 = w2 + in;
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 8 <= in; i += 8) {
-    const __m256 xv = _mm256_loadu_ps(x + i);
-    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + i), xv, a0);
-    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + i), xv, a1);
-    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + i), xv, a2);
-    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + i), xv, a3);
-  }
-  float s0 = horizontal_sum(a0), s1 = horizontal_sum(a1), s2 = horizontal_sum(a2),
-        s3 = horizontal_sum(a3);
-  for (; i < in; ++i) {
-    s0 += w0[i] * x[i];
-    s1 += w1[i] * x[i];
-    s2 += w2[i] * x[i];
-    s3 += w3[i] * x[i];
-  }
-  out[0] = s0;
-  out[1] = s1;
-  out[2] = s2;
-  out[3] = s3;
+// The four sums of a0..a3's lanes, into out[0..3]: one reduction tree for four accumulators (a
+// pairwise add of lanes), where reducing each alone would take three times the shuffles.
+__attribute__((target("avx2,fma"))) inline void sum4(const __m256 a[4], float* out) {
+  const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
 }
 
-// The same for two x rows at once: each weight load feeds two products (eight accumulators).
-__attribute__((target("avx2,fma"))) void dot4x2(const float* x0, const float* x1, int64_t in,
-                                                const float* w0, float* out0, float* out1) {
-  const float* w1 = w0 + in;
-  const float* w2 = w1 + in;
-  const float* w3 = w2 + in;
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+// The dot products of R consecutive x rows with the four weight rows at w0 (each `in` long), into
+// y[r * y_stride + k]: each weight load feeds R products. Every (x row, weight row) pair is summed
+// the same way whatever R is, so the grouping of rows never changes a result.
+template <int R>
+__attribute__((target("avx2,fma"))) void dot4_rows(const float* x, int64_t in, const float* w0,
+                                                   float* y, int64_t y_stride) {
+  __m256 a[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < 4; ++k) a[r][k] = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= in; i += 8) {
-    const __m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
-    const __m256 v0 = _mm256_loadu_ps(w0 + i), v1 = _mm256_loadu_ps(w1 + i),
-                 v2 = _mm256_loadu_ps(w2 + i), v3 = _mm256_loadu_ps(w3 + i);
-    a0 = _mm256_fmadd_ps(v0, u, a0);
-    a1 = _mm256_fmadd_ps(v1, u, a1);
-    a2 = _mm256_fmadd_ps(v2, u, a2);
-    a3 = _mm256_fmadd_ps(v3, u, a3);
-    b0 = _mm256_fmadd_ps(v0, v, b0);
-    b1 = _mm256_fmadd_ps(v1, v, b1);
-    b2 = _mm256_fmadd_ps(v2, v, b2);
-    b3 = _mm256_fmadd_ps(v3, v, b3);
+    __m256 w[4];
+    for (int k = 0; k < 4; ++k) {
+      if (i % 16 == 0)  // one prefetch per cache line of each row
+        _mm_prefetch(reinterpret_cast<const char*>(w0 + (k + kPrefetchRows) * in + i), _MM_HINT_T0);
+      w[k] = _mm256_loadu_ps(w0 + k * in + i);
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m256 xv = _mm256_loadu_ps(x + r * in + i);
+      for (int k = 0; k < 4; ++k) a[r][k] = _mm256_fmadd_ps(w[k], xv, a[r][k]);
+    }
   }
-  float s[8] = {horizontal_sum(a0), horizontal_sum(a1), horizontal_sum(a2), horizontal_sum(a3),
-                horizontal_sum(b0), horizontal_sum(b1), horizontal_sum(b2), horizontal_sum(b3)};
-  for (; i < in; ++i) {
-    s[0] += w0[i] * x0[i];
-    s[1] += w1[i] * x0[i];
-    s[2] += w2[i] * x0[i];
-    s[3] += w3[i] * x0[i];
-    s[4] += w0[i] * x1[i];
-    s[5] += w1[i] * x1[i];
-    s[6] += w2[i] * x1[i];
-    s[7] += w3[i] * x1[i];
-  }
-  for (int k = 0; k < 4; ++k) {
-    out0[k] = s[k];
-    out1[k] = s[4 + k];
+  for (int r = 0; r < R; ++r) {
+    float sums[4];
+    sum4(a[r], sums);
+    for (int64_t j = i; j < in; ++j)
+      for (int k = 0; k < 4; ++k) sums[k] += w0[k * in + j] * x[r * in + j];
+    for (int k = 0; k < 4; ++k) y[r * y_stride + k] = sums[k];
   }
 }
 
@@ -106,9 +81,8 @@ __attribute__((target("avx2,fma"))) float dot1(const float* x, int64_t in, const
   return s;
 }
 
-// dot4 and dot4x2 with the four weight rows stored as GGUF blocks (Q4_1 or Q8_0, rows row_bytes
-// apart): each block is dequantized in registers and its four vectors go into the same
-// accumulators in the same order as the float32 kernels' loads, so the sums are theirs bit for bit.
+// One stored block (Q4_1 or Q8_0) dequantized in registers: block_dot4_rows feeds its four vectors
+// to the same accumulators in the same order as dot4_rows's loads, so the sums are its bit for bit.
 template <uint32_t Type>
 __attribute__((target("avx2,fma"), always_inline)) inline void block_lanes(const float* half,
                                                                            const uint8_t* b,
@@ -119,70 +93,46 @@ __attribute__((target("avx2,fma"), always_inline)) inline void block_lanes(const
     q8_0_lanes(half, b, out);
 }
 
-template <uint32_t Type>
-__attribute__((target("avx2,fma"))) void block_dot4(const float* x, int64_t blocks,
-                                                    const uint8_t* w0, int64_t row_bytes,
-                                                    int64_t block_bytes, float* out) {
+// dot4_rows with the four weight rows stored as GGUF blocks (rows row_bytes apart, `blocks` blocks
+// each).
+template <uint32_t Type, int R>
+__attribute__((target("avx2,fma"))) void block_dot4_rows(const float* x, int64_t blocks,
+                                                         const uint8_t* w0, int64_t row_bytes,
+                                                         int64_t block_bytes, float* y,
+                                                         int64_t y_stride) {
   const float* half = half_float_table();
-  __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                 _mm256_setzero_ps()};
+  const int64_t in = 32 * blocks;
+  __m256 a[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < 4; ++k) a[r][k] = _mm256_setzero_ps();
   for (int64_t j = 0; j < blocks; ++j) {
-    const float* xj = x + 32 * j;
     for (int k = 0; k < 4; ++k) {
       __m256 w[4];
-      block_lanes<Type>(half, w0 + k * row_bytes + j * block_bytes, w);
-      for (int c = 0; c < 4; ++c) a[k] = _mm256_fmadd_ps(w[c], _mm256_loadu_ps(xj + 8 * c), a[k]);
+      const uint8_t* b = w0 + k * row_bytes + j * block_bytes;
+      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetchRows * row_bytes), _MM_HINT_T0);
+      block_lanes<Type>(half, b, w);
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < 4; ++c)
+          a[r][k] = _mm256_fmadd_ps(w[c], _mm256_loadu_ps(x + r * in + 32 * j + 8 * c), a[r][k]);
     }
   }
-  for (int k = 0; k < 4; ++k) out[k] = horizontal_sum(a[k]);
-}
-
-template <uint32_t Type>
-__attribute__((target("avx2,fma"))) void block_dot4x2(const float* x0, const float* x1,
-                                                      int64_t blocks, const uint8_t* w0,
-                                                      int64_t row_bytes, int64_t block_bytes,
-                                                      float* out0, float* out1) {
-  const float* half = half_float_table();
-  __m256 a[4], b[4];
-  for (int k = 0; k < 4; ++k) a[k] = b[k] = _mm256_setzero_ps();
-  for (int64_t j = 0; j < blocks; ++j) {
-    const float* u = x0 + 32 * j;
-    const float* v = x1 + 32 * j;
-    for (int k = 0; k < 4; ++k) {
-      __m256 w[4];
-      block_lanes<Type>(half, w0 + k * row_bytes + j * block_bytes, w);
-      for (int c = 0; c < 4; ++c) {
-        a[k] = _mm256_fmadd_ps(w[c], _mm256_loadu_ps(u + 8 * c), a[k]);
-        b[k] = _mm256_fmadd_ps(w[c], _mm256_loadu_ps(v + 8 * c), b[k]);
-      }
-    }
-  }
-  for (int k = 0; k < 4; ++k) {
-    out0[k] = horizontal_sum(a[k]);
-    out1[k] = horizontal_sum(b[k]);
+  for (int r = 0; r < R; ++r) {
+    float sums[4];
+    sum4(a[r], sums);
+    for (int k = 0; k < 4; ++k) y[r * y_stride + k] = sums[k];
   }
 }
 
-// The rows r < rows of x against four stored weight rows, two x rows per pass.
+// The rows r < rows (at most kMaxFusedRows) of x against four stored weight rows.
 template <uint32_t Type>
 void block_product_of_four_rows(const float* x, int64_t rows, int64_t in, const uint8_t* w,
                                 int64_t row_bytes, int64_t block_bytes, float* y,
                                 int64_t y_stride) {
-  const int64_t blocks = in / 32;
-  float block[4], pair[4];
-  int64_t r = 0;
-  for (; r + 2 <= rows; r += 2) {
-    block_dot4x2<Type>(x + r * in, x + (r + 1) * in, blocks, w, row_bytes, block_bytes, block,
-                       pair);
-    for (int k = 0; k < 4; ++k) {
-      y[r * y_stride + k] = block[k];
-      y[(r + 1) * y_stride + k] = pair[k];
-    }
-  }
-  for (; r < rows; ++r) {
-    block_dot4<Type>(x + r * in, blocks, w, row_bytes, block_bytes, block);
-    for (int k = 0; k < 4; ++k) y[r * y_stride + k] = block[k];
-  }
+  static_assert(kMaxFusedRows == 2, "one and two rows");
+  if (rows == 2)
+    block_dot4_rows<Type, 2>(x, in / 32, w, row_bytes, block_bytes, y, y_stride);
+  else if (rows == 1)
+    block_dot4_rows<Type, 1>(x, in / 32, w, row_bytes, block_bytes, y, y_stride);
 }
 
 // Rows r < R of one 32-column block: twelve accumulators stay in registers while v streams by.
@@ -196,6 +146,8 @@ __attribute__((target("avx2,fma"))) void combine_block(const float* p, int64_t p
     for (int k = 0; k < 4; ++k) acc[r][k] = _mm256_setzero_ps();
   for (int64_t j = 0; j < count; ++j) {
     const float* vj = v + j * width;
+    _mm_prefetch(reinterpret_cast<const char*>(vj + kPrefetchRows * width), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(vj + kPrefetchRows * width + 16), _MM_HINT_T0);
     const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8),
                  v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24);
     for (int r = 0; r < R; ++r) {
@@ -220,22 +172,15 @@ bool row_product_available() {
 namespace {
 
 // y[r * y_stride + k] = dot(x[r], w[k]) for r < rows and the four weight rows k < 4 at w: they come
-// from memory for the first x row and from cache for the others.
+// from memory for the first x rows and from cache for the others.
 void product_of_four_rows(const float* x, int64_t rows, int64_t in, const float* w, float* y,
                           int64_t y_stride) {
-  float block[4], pair[4];
   int64_t r = 0;
-  for (; r + 2 <= rows; r += 2) {
-    dot4x2(x + r * in, x + (r + 1) * in, in, w, block, pair);
-    for (int k = 0; k < 4; ++k) {
-      y[r * y_stride + k] = block[k];
-      y[(r + 1) * y_stride + k] = pair[k];
-    }
-  }
-  for (; r < rows; ++r) {
-    dot4(x + r * in, in, w, block);
-    for (int k = 0; k < 4; ++k) y[r * y_stride + k] = block[k];
-  }
+  for (; r + 3 <= rows; r += 3) dot4_rows<3>(x + r * in, in, w, y + r * y_stride, y_stride);
+  if (rows - r == 2)
+    dot4_rows<2>(x + r * in, in, w, y + r * y_stride, y_stride);
+  else if (rows - r == 1)
+    dot4_rows<1>(x + r * in, in, w, y + r * y_stride, y_stride);
 }
 
 void product_of_one_row(const float* x, int64_t rows, int64_t in, const float* w, float* y,
