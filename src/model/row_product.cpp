@@ -226,6 +226,9 @@ void block_row_product(const float* x, int64_t rows, int64_t in, const uint8_t* 
   scratch.resize(static_cast<size_t>(4 * in));
   float* w4 = scratch.data();
   for (; o + 4 <= o_end; o += 4) {
+    const char* ahead = reinterpret_cast<const char*>(w + (o + kPrefetchRows) * row_bytes);
+    for (int64_t line = 0; line < 4 * row_bytes; line += 64)
+      _mm_prefetch(ahead + line, _MM_HINT_T0);
     for (int k = 0; k < 4; ++k)
       dequantize_blocks(type, w + (o + k) * row_bytes, blocks_per_row, w4 + k * in);
     product_of_four_rows(x, rows, in, w4, y + o, y_stride);
