@@ -210,7 +210,11 @@ std::unique_ptr<Connection> open_database(const std::string& path, Access access
   }
   connection->exec("PRAGMA foreign_keys = ON", "enabling foreign keys");  // off by default
 
+  // One read transaction for the three reads: on their own, another process's schema commit could
+  // fall between them (its tables seen, its application_id not yet), which reads as a foreign file.
+  connection->exec("BEGIN", "reading the database's identity");
   FileIdentity identity = read_identity(*connection);
+  connection->exec("COMMIT", "reading the database's identity");
   if (identity.fresh()) {
     if (read_only) throw error_at(path, "is an empty database, not a kvsearch one");
     // Read again under the write lock: another process may be creating the same file.
