@@ -3,7 +3,6 @@
 #include <cstring>
 #include <vector>
 
-
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "model/block_lanes.h"
@@ -168,13 +167,13 @@ BlockFunction block_function(uint32_t type) {
 
 }  // namespace
 
+bool is_block_quantized(uint32_t type) { return block_function(type) != nullptr; }
+
 bool can_dequantize(uint32_t type) {
   const auto t = static_cast<TensorType>(type);
   return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16 ||
-         block_function(type) != nullptr;
+         is_block_quantized(type);
 }
-
-bool is_block_quantized(uint32_t type) { return block_function(type) != nullptr; }
 
 void dequantize_blocks(uint32_t type, const uint8_t* data, uint64_t blocks, float* out) {
   switch (static_cast<TensorType>(type)) {

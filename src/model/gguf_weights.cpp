@@ -18,9 +18,7 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 }  // namespace
 
@@ -75,11 +73,9 @@ at::Tensor GgufTensorSource::load(const std::string& name, const std::vector<int
   const std::string where = file_.path() + ": tensor '" + gguf_name + "' (" + name + ")";
   const gguf::TensorInfo* info = file_.find_tensor(gguf_name);
   if (!info) throw Error(file_.path() + ": missing tensor '" + gguf_name + "' (" + name + ")");
-  std::vector<int64_t> stored(info->dims.rbegin(),
-                              info->dims.rend());  // ggml lists dims innermost first
+  std::vector<int64_t> stored(info->dims.rbegin(), info->dims.rend());  // ggml lists dims innermost first
   if (stored != shape)
-    throw Error(where + ": shape " + shape_string(stored) + " but the metadata implies " +
-                shape_string(shape));
+    throw Error(where + ": shape " + shape_string(stored) + " but the metadata implies " + shape_string(shape));
   at::Tensor values = at::empty(stored, at::TensorOptions().dtype(at::kFloat));
   dequantize(*info, values.data_ptr<float>(), file_.path());
   if (const int64_t heads = permuted_heads(name, config_))

@@ -96,11 +96,10 @@ __attribute__((target("avx2,fma"), always_inline)) inline void block_lanes(const
 // dot4_rows with the four weight rows stored as GGUF blocks (rows row_bytes apart, `blocks` blocks
 // each).
 template <uint32_t Type, int R>
-__attribute__((target("avx2,fma"))) void block_dot4_rows(const float* x, int64_t blocks,
-                                                         const uint8_t* w0, int64_t row_bytes,
-                                                         int64_t block_bytes, float* y,
-                                                         int64_t y_stride) {
-  const float* half = half_float_table();
+__attribute__((target("avx2,fma"))) void block_dot4_rows(const float* half, const float* x,
+                                                         int64_t blocks, const uint8_t* w0,
+                                                         int64_t row_bytes, int64_t block_bytes,
+                                                         float* y, int64_t y_stride) {
   const int64_t in = 32 * blocks;
   __m256 a[R][4];
   for (int r = 0; r < R; ++r)
@@ -125,14 +124,14 @@ __attribute__((target("avx2,fma"))) void block_dot4_rows(const float* x, int64_t
 
 // The rows r < rows (at most kMaxFusedRows) of x against four stored weight rows.
 template <uint32_t Type>
-void block_product_of_four_rows(const float* x, int64_t rows, int64_t in, const uint8_t* w,
-                                int64_t row_bytes, int64_t block_bytes, float* y,
+void block_product_of_four_rows(const float* half, const float* x, int64_t rows, int64_t in,
+                                const uint8_t* w, int64_t row_bytes, int64_t block_bytes, float* y,
                                 int64_t y_stride) {
   static_assert(kMaxFusedRows == 2, "one and two rows");
   if (rows == 2)
-    block_dot4_rows<Type, 2>(x, in / 32, w, row_bytes, block_bytes, y, y_stride);
+    block_dot4_rows<Type, 2>(half, x, in / 32, w, row_bytes, block_bytes, y, y_stride);
   else if (rows == 1)
-    block_dot4_rows<Type, 1>(x, in / 32, w, row_bytes, block_bytes, y, y_stride);
+    block_dot4_rows<Type, 1>(half, x, in / 32, w, row_bytes, block_bytes, y, y_stride);
 }
 
 // Rows r < R of one 32-column block: twelve accumulators stay in registers while v streams by.
@@ -164,10 +163,7 @@ __attribute__((target("avx2,fma"))) void combine_block(const float* p, int64_t p
 
 }  // namespace
 
-bool row_product_available() {
-  static const bool available = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return available;
-}
+bool row_product_available() { return block_lanes_available(); }  // the same AVX2 + FMA
 
 namespace {
 
@@ -209,15 +205,16 @@ void block_row_product(const float* x, int64_t rows, int64_t in, const uint8_t* 
   const int64_t row_bytes = static_cast<int64_t>(blocks_per_row * layout->bytes);
   const int64_t block_bytes = static_cast<int64_t>(layout->bytes);
   int64_t o = o_begin;
-  // A few x rows: the weights are dequantized in registers, once per pair of x rows.
+  // One or two x rows: the weights are dequantized in registers, once for both rows.
+  const float* half = half_float_table();
   const auto fused = [&](auto product) {
     for (; o + 4 <= o_end; o += 4)
-      product(x, rows, in, w + o * row_bytes, row_bytes, block_bytes, y + o, y_stride);
+      product(half, x, rows, in, w + o * row_bytes, row_bytes, block_bytes, y + o, y_stride);
   };
-  const bool lanes = block_lanes_available() && rows <= kMaxFusedRows;
-  if (lanes && type == static_cast<uint32_t>(gguf::TensorType::Q4_1))
+  const bool few_rows = rows <= kMaxFusedRows;
+  if (few_rows && type == static_cast<uint32_t>(gguf::TensorType::Q4_1))
     fused(block_product_of_four_rows<static_cast<uint32_t>(gguf::TensorType::Q4_1)>);
-  else if (lanes && type == static_cast<uint32_t>(gguf::TensorType::Q8_0))
+  else if (few_rows && type == static_cast<uint32_t>(gguf::TensorType::Q8_0))
     fused(block_product_of_four_rows<static_cast<uint32_t>(gguf::TensorType::Q8_0)>);
   // Otherwise (more rows, the other types, and the last rows short of four) four weight rows at a
   // time are dequantized into this thread's scratch, which stays in the first-level cache, and

@@ -111,7 +111,8 @@ RunnerBenchResult bench_runner(const RunnerBenchOptions& options) {
     L.prefill_gflop = (c.num_hidden_layers * (2.0 * n * layer_matmul_params + attention_flops) +
                        2.0 * c.vocab_size * c.hidden_size) / 1e9;
     // Bytes every decode step reads: the weights as decode streams them (a GGUF file's stored
-    // blocks where it keeps them), and the keys and values cached so far (the prompt plus, on average, half the new tokens).
+    // blocks where it keeps them), and the keys and values cached so far (the prompt plus, on
+    // average, half the new tokens).
     const double mean_cached = n + 0.5 * static_cast<double>(options.new_tokens);
     L.decode_bytes = static_cast<double>(r.decode_weight_bytes) +
                      elem * 2.0 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * mean_cached;
