@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -43,7 +45,7 @@ inline float sum_lanes(const Lanes& a) {
   return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
-// Lane-wise products summed in a fixed order, so every clone and dot4 round identically.
+// Lane-wise products summed in a fixed order, so every clone and dot8 round identically.
 inline float dot(const float* a, const float* b, int64_t d) {
   Lanes acc = {}, va, vb;
   int64_t i = 0;
@@ -57,27 +59,40 @@ inline float dot(const float* a, const float* b, int64_t d) {
   return sum;
 }
 
-// x against four vectors in one sweep (x is read once); each result is the same float as
-// dot(x, y[k]).
-inline void dot4(const float* x, const float* const y[4], int64_t d, float out[4]) {
-  Lanes acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {}, xv, yv;
+typedef int32_t LaneIndex __attribute__((vector_size(32)));  // lane numbers for shuffles
+
+// [x0+x1, x2+x3, y0+y1, y2+y3, x4+x5, x6+x7, y4+y5, y6+y7]: AVX's hadd in portable form.
+inline void pair_sums(Lanes& out, const Lanes& x, const Lanes& y) {
+  const LaneIndex even = {0, 2, 8, 10, 4, 6, 12, 14}, odd = {1, 3, 9, 11, 5, 7, 13, 15};
+  out = __builtin_shuffle(x, y, even) + __builtin_shuffle(x, y, odd);
+}
+
+// x against eight vectors in one sweep (x is read once, and the eight products' lanes are summed
+// together); each result is the same float as dot(x, y[k]).
+inline void dot8(const float* x, const float* const y[8], int64_t d, Lanes& out) {
+  Lanes acc[8] = {}, xv, yv;
   int64_t i = 0;
   for (; i + 8 <= d; i += 8) {
     load_lanes(xv, x + i);
-    load_lanes(yv, y[0] + i);
-    acc0 += xv * yv;
-    load_lanes(yv, y[1] + i);
-    acc1 += xv * yv;
-    load_lanes(yv, y[2] + i);
-    acc2 += xv * yv;
-    load_lanes(yv, y[3] + i);
-    acc3 += xv * yv;
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      load_lanes(yv, y[k] + i);
+      acc[k] += xv * yv;
+    }
   }
-  out[0] = sum_lanes(acc0);
-  out[1] = sum_lanes(acc1);
-  out[2] = sum_lanes(acc2);
-  out[3] = sum_lanes(acc3);
-  for (int k = 0; k < 4; ++k) {
+  // sum_lanes's tree for all eight at once. After two rounds of pair sums, lane k of `low` holds
+  // (a0 + a1) + (a2 + a3) of product k (k < 4) and lane k + 4 its (a4 + a5) + (a6 + a7); `high`
+  // holds the same for products 4-7. The tree's last addition adds the two halves.
+  Lanes p01, p23, p45, p67, low, high;
+  pair_sums(p01, acc[0], acc[1]);
+  pair_sums(p23, acc[2], acc[3]);
+  pair_sums(p45, acc[4], acc[5]);
+  pair_sums(p67, acc[6], acc[7]);
+  pair_sums(low, p01, p23);
+  pair_sums(high, p45, p67);
+  const LaneIndex first = {0, 1, 2, 3, 8, 9, 10, 11}, second = {4, 5, 6, 7, 12, 13, 14, 15};
+  out = __builtin_shuffle(low, high, first) + __builtin_shuffle(low, high, second);
+  for (int k = 0; k < 8; ++k) {
     for (int64_t e = i; e < d; ++e) out[k] += x[e] * y[k][e];
   }
 }
@@ -87,10 +102,11 @@ struct RowWorkspace {
   std::vector<float> corr;         // max(0, max cos) against the admitted keys folded in so far
   std::vector<int64_t> remaining;  // eager loop: candidates not admitted, ascending
   std::vector<int64_t> seen;       // lazy loop: admitted keys corr[i] accounts for; -1: admitted
+  std::vector<float> bound;        // lazy loop: each candidate's objective at its last refresh
   std::vector<float> best_after;   // lazy loop: the largest score from each candidate on
 };
 
-// lambda2 > 0: each admission updates corr of every remaining candidate (four per sweep of the
+// lambda2 > 0: each admission updates corr of every remaining candidate (eight per sweep of the
 // admitted key) and finds the next argmax in the same pass. Strict '>' in ascending candidate
 // index is the tie rule.
 KVS_VECTOR_CLONES
@@ -122,17 +138,58 @@ void admit_eager(const float* keys, const float* score, int64_t candidates, int6
     };
     const size_t size = remaining.size();
     size_t r = 0;
-    for (; r + 4 <= size; r += 4) {
+    for (; r + 8 <= size; r += 8) {
       const int64_t* i = remaining.data() + r;
-      const float* const others[4] = {keys + i[0] * d, keys + i[1] * d, keys + i[2] * d,
-                                      keys + i[3] * d};
-      float cosines[4];
-      dot4(admitted, others, d, cosines);
-      for (int k = 0; k < 4; ++k) consider(i[k], cosines[k]);
+      const float* others[8];
+      for (int k = 0; k < 8; ++k) others[k] = keys + i[k] * d;
+      Lanes cosines;
+      dot8(admitted, others, d, cosines);
+      for (int k = 0; k < 8; ++k) consider(i[k], cosines[k]);
     }
     for (; r < size; ++r) consider(remaining[r], dot(admitted, keys + remaining[r] * d, d));
     best = next;
   }
+}
+
+// The largest of eight lanes (max is exact, so the order of the comparisons does not matter).
+inline float max_lane(const Lanes& v) {
+  const LaneIndex swap_halves = {4, 5, 6, 7, 0, 1, 2, 3}, swap_pairs = {2, 3, 0, 1, 6, 7, 4, 5},
+                  swap_neighbours = {1, 0, 3, 2, 5, 4, 7, 6};
+  Lanes m = v, other = __builtin_shuffle(m, swap_halves);
+  m = m > other ? m : other;
+  other = __builtin_shuffle(m, swap_pairs);
+  m = m > other ? m : other;
+  other = __builtin_shuffle(m, swap_neighbours);
+  m = m > other ? m : other;
+  return m[0];
+}
+
+// The first candidate from `from` on whose bound beats `best_objective`, or `candidates` if none
+// can: a sweep of the bounds eight at a time, which also stops where the suffix maximum of the
+// scores (which no bound exceeds) falls to the best, checked once per block of 16.
+inline int64_t next_contender(const float* bound, const float* best_after, int64_t from,
+                              int64_t candidates, float best_objective) {
+  int64_t i = from;
+  for (; i < candidates && i % 8 != 0; ++i) {
+    if (bound[i] > best_objective) return i;
+  }
+  Lanes limit, block;
+  for (int k = 0; k < 8; ++k) limit[k] = best_objective;
+  for (; i + 8 <= candidates; i += 8) {
+    if (i % 16 == 0 && !(best_after[i] > best_objective)) return candidates;
+    load_lanes(block, bound + i);
+    const LaneIndex above = block > limit;
+    uint64_t words[4];
+    std::memcpy(words, &above, sizeof words);
+    if ((words[0] | words[1] | words[2] | words[3]) == 0) continue;
+    for (int k = 0;; ++k) {
+      if (bound[i + k] > best_objective) return i + k;
+    }
+  }
+  for (; i < candidates; ++i) {
+    if (bound[i] > best_objective) return i;
+  }
+  return candidates;
 }
 
 // lambda2 < 0: corr only grows as keys are admitted, so an objective computed from a stale corr
@@ -141,36 +198,43 @@ void admit_eager(const float* keys, const float* score, int64_t candidates, int6
 // no later score can beat the best objective found so far (a suffix maximum of the scores, so
 // any order is correct). A candidate is refreshed against the keys admitted since its last
 // refresh only while its bound still beats that best; a later candidate that merely equals it
-// loses the tie, as in the eager loop. Same dot products, same floats: the result equals
-// admit_eager's bit for bit, without a heap's sifting.
+// loses the tie, as in the eager loop. The bounds are kept in one array (-inf once admitted), so
+// the many candidates that cannot win are passed over in a tight sweep. Same dot products, same
+// floats: the result equals admit_eager's bit for bit, without a heap's sifting.
 KVS_VECTOR_CLONES
 void admit_lazy(const float* keys, const float* score, int64_t candidates, int64_t d, int64_t count,
                 float lambda2, int64_t* picked, RowWorkspace& ws) {
   if (count == 0) return;
   float* corr = ws.corr.data();
   int64_t* seen = ws.seen.data();
+  float* bound = ws.bound.data();            // score + lambda2 * corr; -inf once admitted
   float* best_after = ws.best_after.data();  // best_after[i] = max score over candidates >= i
   std::fill(corr, corr + candidates, 0.0f);
   std::fill(seen, seen + candidates, 0);
+  for (int64_t i = 0; i < candidates; ++i) bound[i] = score[i] + lambda2 * corr[i];
   best_after[candidates - 1] = score[candidates - 1];
   for (int64_t i = candidates - 2; i >= 0; --i) best_after[i] = std::max(score[i], best_after[i + 1]);
   for (int64_t t = 0; t < count; ++t) {
     int64_t best = -1;
     float best_objective = 0;
     for (int64_t i = 0; i < candidates; ++i) {
-      if (best >= 0 && !(best_after[i] > best_objective)) break;
-      if (seen[i] < 0) continue;  // admitted
+      if (best >= 0) {
+        i = next_contender(bound, best_after, i, candidates, best_objective);
+        if (i == candidates) break;
+      } else if (seen[i] < 0) {
+        continue;  // admitted
+      }
       const float* key = keys + i * d;
-      float objective = score[i] + lambda2 * corr[i];
+      float objective = bound[i];
       int64_t j = seen[i];
       while (j < t && (best < 0 || objective > best_objective)) {
-        if (j + 4 <= t) {
-          const float* const admitted[4] = {keys + picked[j] * d, keys + picked[j + 1] * d,
-                                            keys + picked[j + 2] * d, keys + picked[j + 3] * d};
-          float cosines[4];
-          dot4(key, admitted, d, cosines);
-          corr[i] = std::max({corr[i], cosines[0], cosines[1], cosines[2], cosines[3]});
-          j += 4;
+        if (j + 8 <= t) {
+          const float* admitted[8];
+          for (int k = 0; k < 8; ++k) admitted[k] = keys + picked[j + k] * d;
+          Lanes cosines;
+          dot8(key, admitted, d, cosines);
+          corr[i] = std::max(corr[i], max_lane(cosines));
+          j += 8;
         } else {
           corr[i] = std::max(corr[i], dot(key, keys + picked[j] * d, d));
           ++j;
@@ -178,6 +242,7 @@ void admit_lazy(const float* keys, const float* score, int64_t candidates, int64
         objective = score[i] + lambda2 * corr[i];
       }
       seen[i] = j;
+      bound[i] = objective;
       if (j == t && (best < 0 || objective > best_objective)) {
         best = i;
         best_objective = objective;
@@ -185,6 +250,7 @@ void admit_lazy(const float* keys, const float* score, int64_t candidates, int64
     }
     picked[t] = best;
     seen[best] = -1;
+    bound[best] = -std::numeric_limits<float>::infinity();
   }
 }
 
@@ -192,6 +258,7 @@ void admit_row(const float* keys, const float* score, int64_t candidates, int64_
                float lambda2, int64_t* picked, RowWorkspace& ws) {
   ws.corr.resize(static_cast<size_t>(candidates));
   ws.seen.resize(static_cast<size_t>(candidates));
+  ws.bound.resize(static_cast<size_t>(candidates));
   ws.best_after.resize(static_cast<size_t>(candidates));
   if (lambda2 == 0.0f) {
     // The objective is s~ itself, which the candidates' rank order already sorts (ties to the

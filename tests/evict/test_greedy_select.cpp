@@ -81,6 +81,23 @@ TEST(Greedy, MatchesTheBruteForceOnRandomInputs) {
   EXPECT_GT(checked, 40);
 }
 
+TEST(Greedy, ManyAdmissionsMatchTheBruteForce) {
+  // Enough admissions for the eight-key sweeps of both loops, head widths with and without a
+  // remainder after the eight-float lanes.
+  at::manual_seed(8);
+  for (const int64_t dim : {12, 64}) {
+    for (const float lambda2 : {-0.15f, -0.6f, 0.3f}) {
+      const at::Tensor scores = at::rand({2, 300});
+      const at::Tensor keys = at::randn({1, 308, dim});
+      const at::Tensor kept = kvs::evict::select_greedy(scores, keys, 40, lambda2, 4);
+      for (int64_t r = 0; r < 2; ++r) {
+        EXPECT_EQ(row(kept, r), brute_force(scores[r], keys[0], 40, lambda2, 4))
+            << "dim " << dim << " lambda2 " << lambda2 << " row " << r;
+      }
+    }
+  }
+}
+
 TEST(Greedy, BreaksTiesByRankLikeTheBruteForce) {
   // Exact arithmetic: scores in eighths with a maximum of 1 (so s~ = s), axis-aligned keys (cos 0
   // or 1) in three directions, lambda2 a power of two. Objectives tie often.
