@@ -14,6 +14,7 @@
 #include <c10/core/GradMode.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -166,11 +167,24 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     const float* vp = layer.values.data_ptr<float>();
     float* sp = scores.data_ptr<float>();
     const int64_t key_blocks = (slots + kKeyBlock - 1) / kKeyBlock;
+    // A block of slots that are all a row's left padding (zero keys and values, masked to -inf)
+    // is not read: its scores are the zeros its keys would give, and its weighted values zero.
+    const auto all_padding = [&](int64_t bh, int64_t first) {
+      return !layer.row_padding.empty() &&
+             first + kKeyBlock <= layer.row_padding[static_cast<size_t>(bh / cache_heads)];
+    };
     at::parallel_for(0, heads_total * key_blocks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const int64_t bh = i / key_blocks, first = i % key_blocks * kKeyBlock;
-        row_product(qp + bh * rows * d, rows, d, kp + bh * cache_rows * d, first,
-                    std::min(slots, first + kKeyBlock), sp + bh * rows * slots, slots);
+        const int64_t last = std::min(slots, first + kKeyBlock);
+        float* block_scores = sp + bh * rows * slots;
+        if (all_padding(bh, first)) {
+          for (int64_t r = 0; r < rows; ++r)
+            std::fill(block_scores + r * slots + first, block_scores + r * slots + last, 0.0f);
+          continue;
+        }
+        row_product(qp + bh * rows * d, rows, d, kp + bh * cache_rows * d, first, last,
+                    block_scores, slots);
       }
     });
     const at::Tensor probs = attend(scores).contiguous();
@@ -182,6 +196,10 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     at::parallel_for(0, heads_total * key_blocks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const int64_t bh = i / key_blocks, first = i % key_blocks * kKeyBlock;
+        if (all_padding(bh, first)) {
+          std::fill(part + i * rows * d, part + (i + 1) * rows * d, 0.0f);
+          continue;
+        }
         row_combination(pp + bh * rows * slots + first, rows, slots,
                         std::min(kKeyBlock, slots - first), vp + (bh * cache_rows + first) * d, d,
                         part + i * rows * d, d);

@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 
@@ -22,21 +23,26 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
   }
   const int64_t batch = static_cast<int64_t>(rows.size());
   LayerCache cache;
-  cache.keys = at::zeros({batch, heads, longest + extra_capacity, head_dim}, first.options());
-  cache.values = at::zeros_like(cache.keys);
+  cache.keys = at::empty({batch, heads, longest + extra_capacity, head_dim}, first.options());
+  cache.values = at::empty_like(cache.keys);
   cache.prefix_len = longest;
   cache.used = longest;
   bool padded = false;
   for (int64_t b = 0; b < batch; ++b) {
-    const int64_t kept = rows[b].first.size(1);
-    cache.keys[b].narrow(1, longest - kept, kept).copy_(rows[b].first);
-    cache.values[b].narrow(1, longest - kept, kept).copy_(rows[b].second);
-    padded = padded || kept < longest;
+    const int64_t kept = rows[b].first.size(1), pad = longest - kept;
+    if (pad > 0) {
+      cache.keys[b].narrow(1, 0, pad).zero_();
+      cache.values[b].narrow(1, 0, pad).zero_();
+    }
+    cache.keys[b].narrow(1, pad, kept).copy_(rows[b].first);
+    cache.values[b].narrow(1, pad, kept).copy_(rows[b].second);
+    padded = padded || pad > 0;
   }
   if (padded) {
     cache.prefix_mask = at::zeros({batch, 1, 1, longest}, first.options().dtype(at::kFloat));
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t pad = longest - rows[b].first.size(1);
+      cache.row_padding.push_back(pad);
       if (pad > 0)
         cache.prefix_mask[b].narrow(2, 0, pad).fill_(-std::numeric_limits<float>::infinity());
     }
@@ -72,6 +78,11 @@ void keep_rows(DecodeCache& cache, const std::vector<int64_t>& rows) {
       layer.keys = layer.keys.index_select(0, index);
       layer.values = layer.values.index_select(0, index);
       if (layer.prefix_mask.defined()) layer.prefix_mask = layer.prefix_mask.index_select(0, index);
+      if (!layer.row_padding.empty()) {
+        std::vector<int64_t> kept_padding;
+        for (int64_t r : rows) kept_padding.push_back(layer.row_padding[static_cast<size_t>(r)]);
+        layer.row_padding = std::move(kept_padding);
+      }
     }
   }
   cache.batch = static_cast<int64_t>(rows.size());

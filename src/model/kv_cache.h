@@ -15,6 +15,9 @@ struct LayerCache {
   at::Tensor values;       // [batch, cache_heads, capacity, head_dim]
   at::Tensor prefix_mask;  // [batch, 1, 1, prefix_len] additive 0 / -inf; undefined: no padding
   int64_t prefix_len = 0;  // slots holding prompt entries
+  // Per row, the leading prompt slots that are padding (zero keys and values, masked); empty
+  // when no row is padded. Decode attention passes over blocks of slots that are all padding.
+  std::vector<int64_t> row_padding;
   int64_t used = 0;        // slots filled: prefix_len + tokens decoded
 };
 
@@ -28,7 +31,8 @@ struct DecodeCache {
 
 // Builds one layer's cache from per-row kept entries: rows[b] = {keys, values}, each
 // [cache_heads, kept_b, head_dim]. Rows may keep different counts; shorter rows are left-padded
-// and masked. extra_capacity reserves slots for the tokens still to be decoded.
+// and masked. extra_capacity reserves slots for the tokens still to be decoded (left unwritten:
+// a slot is read only once a token fills it).
 LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tensor>>& rows,
                                 int64_t extra_capacity);
 

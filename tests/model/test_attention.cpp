@@ -142,5 +142,29 @@ TEST(CachedAttention, MatchesTheHeadByHeadReference) {
   at::set_num_threads(saved_threads);
 }
 
+TEST(CachedAttention, PassesOverBlocksOfLeftPaddingWithTheSameResult) {
+  at::manual_seed(12);
+  c10::InferenceMode inference;
+  // Rows that keep 600, 40 and 300 entries: the shorter two are padded over two full 256-slot
+  // blocks and one. Slots past the decoded token hold NaN: a cache never reads them.
+  std::vector<std::pair<at::Tensor, at::Tensor>> rows;
+  for (const int64_t kept : {600, 40, 300})
+    rows.push_back({at::randn({2, kept, 64}), at::randn({2, kept, 64})});
+  model::LayerCache layer = model::assemble_layer_cache(rows, 3);
+  EXPECT_EQ(layer.row_padding, (std::vector<int64_t>{0, 560, 300}));
+  layer.keys.narrow(2, layer.used, 3).fill_(NAN);
+  layer.values.narrow(2, layer.used, 3).fill_(NAN);
+  layer.keys.narrow(2, layer.used, 1).normal_();  // the decoded token, as extend writes it
+  layer.values.narrow(2, layer.used, 1).normal_();
+  ++layer.used;
+  const at::Tensor q = at::randn({3, 4, 1, 64}) * 2;
+  const at::Tensor got = model::cached_attention(q, layer, std::nullopt);
+  model::LayerCache unskipped = layer;
+  unskipped.row_padding.clear();  // every block read, the padding's zeros included
+  EXPECT_TRUE(at::equal(got, model::cached_attention(q, unskipped, std::nullopt)));
+  EXPECT_LE((got - reference_cached_attention(q, layer, std::nullopt)).abs().max().item<double>(),
+            1e-5);
+}
+
 }  // namespace
 }  // namespace kvs::test
