@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -27,7 +28,7 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
   cache.values = at::empty_like(cache.keys);
   cache.prefix_len = longest;
   cache.used = longest;
-  bool padded = false;
+  std::vector<int64_t> padding;
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t kept = rows[b].first.size(1), pad = longest - kept;
     if (pad > 0) {
@@ -36,16 +37,16 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
     }
     cache.keys[b].narrow(1, pad, kept).copy_(rows[b].first);
     cache.values[b].narrow(1, pad, kept).copy_(rows[b].second);
-    padded = padded || pad > 0;
+    padding.push_back(pad);
   }
-  if (padded) {
+  if (std::any_of(padding.begin(), padding.end(), [](int64_t pad) { return pad > 0; })) {
     cache.prefix_mask = at::zeros({batch, 1, 1, longest}, first.options().dtype(at::kFloat));
     for (int64_t b = 0; b < batch; ++b) {
-      const int64_t pad = longest - rows[b].first.size(1);
-      cache.row_padding.push_back(pad);
+      const int64_t pad = padding[static_cast<size_t>(b)];
       if (pad > 0)
         cache.prefix_mask[b].narrow(2, 0, pad).fill_(-std::numeric_limits<float>::infinity());
     }
+    cache.row_padding = std::move(padding);
   }
   return cache;
 }
