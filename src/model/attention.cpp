@@ -15,6 +15,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -167,43 +168,47 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     const float* vp = layer.values.data_ptr<float>();
     float* sp = scores.data_ptr<float>();
     const int64_t key_blocks = (slots + kKeyBlock - 1) / kKeyBlock;
-    // A block of slots that are all a row's left padding (zero keys and values, masked to -inf)
-    // is not read: its scores are the zeros its keys would give, and its weighted values zero.
-    const auto all_padding = [&](int64_t bh, int64_t first) {
-      return !layer.row_padding.empty() &&
-             first + kKeyBlock <= layer.row_padding[static_cast<size_t>(bh / cache_heads)];
+    // A row's left padding (zero keys and values, masked to -inf) is not read: its scores are
+    // the zeros its keys would give, and its weighted values zero. The scores start at the
+    // padding rounded down to row_product's four keys, so every key is summed as before.
+    const auto padding = [&](int64_t bh) {
+      return layer.row_padding.empty() ? int64_t{0}
+                                       : layer.row_padding[static_cast<size_t>(bh / cache_heads)];
     };
-    at::parallel_for(0, heads_total * key_blocks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t bh = i / key_blocks, first = i % key_blocks * kKeyBlock;
-        const int64_t last = std::min(slots, first + kKeyBlock);
-        float* block_scores = sp + bh * rows * slots;
-        if (all_padding(bh, first)) {
-          for (int64_t r = 0; r < rows; ++r)
-            std::fill(block_scores + r * slots + first, block_scores + r * slots + last, 0.0f);
-          continue;
-        }
-        row_product(qp + bh * rows * d, rows, d, kp + bh * cache_rows * d, first, last,
+    // Tasks go to the threads as they finish theirs: the rows' kept counts differ by policy.
+    const auto each_block = [&](const auto& task) {
+      std::atomic<int64_t> next{0};
+      at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
+        for (int64_t i = next++; i < heads_total * key_blocks; i = next++)
+          task(i / key_blocks, i % key_blocks * kKeyBlock, i);
+      });
+    };
+    each_block([&](int64_t bh, int64_t first, int64_t) {
+      const int64_t last = std::min(slots, first + kKeyBlock);
+      const int64_t start = std::clamp(padding(bh) / 4 * 4, first, last);
+      float* block_scores = sp + bh * rows * slots;
+      for (int64_t r = 0; r < rows; ++r)
+        std::fill(block_scores + r * slots + first, block_scores + r * slots + start, 0.0f);
+      if (start < last)
+        row_product(qp + bh * rows * d, rows, d, kp + bh * cache_rows * d, start, last,
                     block_scores, slots);
-      }
     });
     const at::Tensor probs = attend(scores).contiguous();
     // Each task weighs one block of keys' values (read once, in cache for every column block);
-    // the blocks' partial sums are added up after.
+    // the blocks' partial sums are added up after. Skipping the padding's terms (zero weights
+    // times zero values) leaves every sum as it was.
     at::Tensor partial = at::empty({batch, cache_heads, key_blocks, rows, d}, q.options());
     const float* pp = probs.data_ptr<float>();
     float* part = partial.data_ptr<float>();
-    at::parallel_for(0, heads_total * key_blocks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t bh = i / key_blocks, first = i % key_blocks * kKeyBlock;
-        if (all_padding(bh, first)) {
-          std::fill(part + i * rows * d, part + (i + 1) * rows * d, 0.0f);
-          continue;
-        }
-        row_combination(pp + bh * rows * slots + first, rows, slots,
-                        std::min(kKeyBlock, slots - first), vp + (bh * cache_rows + first) * d, d,
-                        part + i * rows * d, d);
+    each_block([&](int64_t bh, int64_t first, int64_t i) {
+      const int64_t last = std::min(slots, first + kKeyBlock);
+      const int64_t start = std::clamp(padding(bh), first, last);
+      if (start == last) {
+        std::fill(part + i * rows * d, part + (i + 1) * rows * d, 0.0f);
+        return;
       }
+      row_combination(pp + bh * rows * slots + start, rows, slots, last - start,
+                      vp + (bh * cache_rows + start) * d, d, part + i * rows * d, d);
     });
     const at::Tensor out = key_blocks == 1 ? partial.squeeze(2) : partial.sum(2);
     return out.view({batch, heads, t, d});

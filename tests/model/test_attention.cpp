@@ -145,13 +145,14 @@ TEST(CachedAttention, MatchesTheHeadByHeadReference) {
 TEST(CachedAttention, PassesOverBlocksOfLeftPaddingWithTheSameResult) {
   at::manual_seed(12);
   c10::InferenceMode inference;
-  // Rows that keep 600, 40 and 300 entries: the shorter two are padded over two full 256-slot
-  // blocks and one. Slots past the decoded token hold NaN: a cache never reads them.
+  // Rows that keep 600, 37 and 299 entries: the shorter two are padded over two full 256-slot
+  // blocks and one, and into the next block by an amount that is not whole groups of four keys
+  // (the scores' kernel). Slots past the decoded token hold NaN: a cache never reads them.
   std::vector<std::pair<at::Tensor, at::Tensor>> rows;
-  for (const int64_t kept : {600, 40, 300})
+  for (const int64_t kept : {600, 37, 299})
     rows.push_back({at::randn({2, kept, 64}), at::randn({2, kept, 64})});
   model::LayerCache layer = model::assemble_layer_cache(rows, 3);
-  EXPECT_EQ(layer.row_padding, (std::vector<int64_t>{0, 560, 300}));
+  EXPECT_EQ(layer.row_padding, (std::vector<int64_t>{0, 563, 301}));
   layer.keys.narrow(2, layer.used, 3).fill_(NAN);
   layer.values.narrow(2, layer.used, 3).fill_(NAN);
   layer.keys.narrow(2, layer.used, 1).normal_();  // the decoded token, as extend writes it
