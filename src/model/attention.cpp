@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "model/flash_attention.h"
 #include "model/prefill_blocks.h"
 #include "model/row_product.h"
 
@@ -117,9 +118,24 @@ at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at:
                              const PrefillAttentionOptions& options) {
   const int64_t n = q.size(1);
   const bool window_cuts = options.sliding_window && *options.sliding_window < n;
+  const bool fused_runs = q.device().is_cpu() && q.scalar_type() == at::kFloat &&
+                          k.scalar_type() == at::kFloat && v.scalar_type() == at::kFloat &&
+                          !c10::GradMode::is_enabled() && causal_attention_available(q.size(2));
   AttentionBackend backend = options.backend;
-  if (backend == AttentionBackend::Auto)
-    backend = sdpa_available() && !window_cuts ? AttentionBackend::Sdpa : AttentionBackend::Blocked;
+  if (backend == AttentionBackend::Auto && !window_cuts)
+    backend = fused_runs ? AttentionBackend::Fused
+                         : sdpa_available() ? AttentionBackend::Sdpa : AttentionBackend::Blocked;
+  if (backend == AttentionBackend::Fused) {
+    if (window_cuts) throw Error("the fused backend cannot apply a sliding window; use blocked");
+    if (!fused_runs)
+      throw Error("the fused backend needs float32 CPU tensors, AVX-512F and a head_dim that is "
+                  "a multiple of 64");
+    const at::Tensor qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
+    at::Tensor out = at::empty_like(qc);
+    causal_attention(qc.data_ptr<float>(), kc.data_ptr<float>(), vc.data_ptr<float>(), q.size(0),
+                     k.size(0), n, q.size(2), out.data_ptr<float>());
+    return out;
+  }
   if (backend == AttentionBackend::Sdpa) {
     if (window_cuts) throw Error("the SDPA backend cannot apply a sliding window; use blocked");
 #if KVS_HAVE_SDPA

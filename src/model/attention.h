@@ -12,9 +12,11 @@
 namespace kvs::model {
 
 enum class AttentionBackend {
-  Auto,     // SDPA when available and no sliding window cuts the prompt, else Blocked
+  Auto,     // where no sliding window cuts the prompt: Fused where it runs, else SDPA where
+            // available; else Blocked
   Blocked,  // query blocks of block_size rows, fp32 softmax (works with every LibTorch)
   Sdpa,     // at::scaled_dot_product_attention (LibTorch >= 2.0)
+  Fused,    // flash_attention.h's float32 CPU kernel (AVX-512, head_dim a multiple of 64)
 };
 
 struct PrefillAttentionOptions {

@@ -11,7 +11,9 @@
 #include <fstream>
 #include <string>
 
+#include "core/error.h"
 #include "model/attention.h"
+#include "model/flash_attention.h"
 #include "model/prefill_blocks.h"
 
 namespace kvs::test {
@@ -73,6 +75,38 @@ TEST(PrefillAttention, LongPrefillHoldsNoScoreMatrix) {
         << "backend " << static_cast<int>(backend) << " added " << added << " bytes; the n x n "
         << "scores would take " << score_matrix;
   }
+}
+
+// The fused AVX-512 kernel against the blocked path (plain ATen) at head widths 64 and 128 and
+// prompt lengths around its 64-token blocks, with GQA: equal up to float rounding.
+TEST(PrefillAttention, FusedKernelMatchesTheBlockedPath) {
+  if (!model::causal_attention_available(64)) GTEST_SKIP() << "no AVX-512F on this CPU";
+  EXPECT_FALSE(model::causal_attention_available(16));
+  at::manual_seed(21);
+  c10::InferenceMode inference;
+  for (const int64_t d : {64, 128}) {
+    for (const int64_t n : {1, 5, 63, 64, 65, 130, 300}) {
+      SCOPED_TRACE("d " + std::to_string(d) + ", n " + std::to_string(n));
+      // Scores of a few units, as post-RoPE queries and keys give, so the softmax is not flat.
+      const at::Tensor q = at::randn({6, n, d}) * 0.6, k = at::randn({2, n, d}) * 0.6,
+                       v = at::randn({2, n, d});
+      model::PrefillAttentionOptions fused, blocked;
+      fused.backend = AttentionBackend::Fused;
+      blocked.backend = AttentionBackend::Blocked;
+      const at::Tensor got = model::prefill_attention(q, k, v, fused);
+      const at::Tensor want = model::prefill_attention(q, k, v, blocked);
+      ASSERT_EQ(got.sizes(), want.sizes());
+      EXPECT_LE((got - want).abs().max().item<double>(), 2e-6);
+      // The first query sees only the first key: its output is that value exactly (up to 1 ulp).
+      EXPECT_LE((got.select(1, 0) - v.select(1, 0).repeat_interleave(3, 0)).abs().max().item<double>(),
+                1e-6);
+    }
+  }
+  model::PrefillAttentionOptions windowed;
+  windowed.backend = AttentionBackend::Fused;
+  windowed.sliding_window = 4;
+  const at::Tensor x = at::randn({2, 8, 64});
+  EXPECT_THROW(model::prefill_attention(x, x, x, windowed), Error);
 }
 
 // Attention of query head h of row b over its cache head's first `slots` slots, one head at a

@@ -1,0 +1,223 @@
+#include "model/flash_attention.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+// GCC 12's AVX-512 reductions start from _mm512_undefined_ps, which -Wuninitialized flags
+// inside the header (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace kvs::model {
+
+#if defined(__x86_64__)
+
+namespace {
+
+constexpr int64_t kBlock = 64;  // queries per task and keys per step: 16 KB of scores
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+#define KVS_AVX512 __attribute__((target("avx512f")))
+
+// exp(x) for x <= 0: 2^k p(r) with Cephes's expf polynomial (about 1 ulp); below -103 (masked
+// scores among them) exactly 0, where the true value is under 2e-45.
+KVS_AVX512 inline __m512 exp_nonpositive(__m512 x) {
+  const __mmask16 representable = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-103.0f), _CMP_GE_OQ);
+  x = _mm512_max_ps(x, _mm512_set1_ps(-103.0f));
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  // 1 + r + r^2 p, with the 1 added last: r + 1 first would round away r's low bits.
+  p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+  return _mm512_maskz_mov_ps(representable, _mm512_scalef_ps(p, k));
+}
+
+// s[r][c] = dot(qs[r], key c) for a block of kBlock queries (scaled, d apart) and kBlock keys:
+// kt holds the block's keys transposed (row e = element e of the 64 keys), so four query rows
+// times 64 keys stay in sixteen registers while the d rows of kt stream from cache.
+KVS_AVX512 void block_scores(const float* qs, int64_t d, const float* kt, float* s) {
+  for (int64_t r = 0; r < kBlock; r += 4) {
+    __m512 acc[4][4];
+    for (auto& row : acc)
+      for (auto& a : row) a = _mm512_setzero_ps();
+    for (int64_t e = 0; e < d; ++e) {
+      const float* ke = kt + e * kBlock;
+      const __m512 k0 = _mm512_loadu_ps(ke), k1 = _mm512_loadu_ps(ke + 16),
+                   k2 = _mm512_loadu_ps(ke + 32), k3 = _mm512_loadu_ps(ke + 48);
+      for (int i = 0; i < 4; ++i) {
+        const __m512 b = _mm512_set1_ps(qs[(r + i) * d + e]);
+        acc[i][0] = _mm512_fmadd_ps(b, k0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(b, k1, acc[i][1]);
+        acc[i][2] = _mm512_fmadd_ps(b, k2, acc[i][2]);
+        acc[i][3] = _mm512_fmadd_ps(b, k3, acc[i][3]);
+      }
+    }
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) _mm512_storeu_ps(s + (r + i) * kBlock + 16 * j, acc[i][j]);
+  }
+}
+
+// One block's online softmax step for every query row: the row's running max m and sum l take in
+// the block's scores, which become exp(s - m); o's row is rescaled to the new max.
+KVS_AVX512 void block_softmax(float* s, float* m, float* l, float* o, int64_t d) {
+  for (int64_t r = 0; r < kBlock; ++r) {
+    float* row = s + r * kBlock;
+    __m512 x[4];
+    for (int j = 0; j < 4; ++j) x[j] = _mm512_loadu_ps(row + 16 * j);
+    const float block_max =
+        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(x[0], x[1]), _mm512_max_ps(x[2], x[3])));
+    const float new_max = std::max(m[r], block_max);
+    const __m512 shift = _mm512_set1_ps(new_max);
+    __m512 sum = _mm512_setzero_ps();
+    for (int j = 0; j < 4; ++j) {
+      x[j] = exp_nonpositive(_mm512_sub_ps(x[j], shift));
+      _mm512_storeu_ps(row + 16 * j, x[j]);
+      sum = _mm512_add_ps(sum, x[j]);
+    }
+    const float rescale = std::exp(m[r] - new_max);  // 0 on the first block (m = -inf)
+    l[r] = l[r] * rescale + _mm512_reduce_add_ps(sum);
+    m[r] = new_max;
+    if (rescale != 1.0f) {
+      const __m512 factor = _mm512_set1_ps(rescale);
+      for (int64_t c = 0; c < d; c += 16)
+        _mm512_storeu_ps(o + r * d + c, _mm512_mul_ps(factor, _mm512_loadu_ps(o + r * d + c)));
+    }
+  }
+}
+
+// o[r] += sum_j p[r][j] v[j] over the block's first `keys` keys: four rows times 64 columns in
+// sixteen registers while the block's values (16 KB) stream from cache. The block's sum starts
+// from zero and is added to o after, as a blocked product would: one chain through every key
+// would gather more rounding at long prompts.
+KVS_AVX512 void block_values(const float* p, int64_t keys, const float* v, int64_t d, float* o) {
+  for (int64_t c = 0; c < d; c += 64) {
+    for (int64_t r = 0; r < kBlock; r += 4) {
+      __m512 acc[4][4];
+      for (auto& row : acc)
+        for (auto& a : row) a = _mm512_setzero_ps();
+      for (int64_t key = 0; key < keys; ++key) {
+        const float* vk = v + key * d + c;
+        const __m512 v0 = _mm512_loadu_ps(vk), v1 = _mm512_loadu_ps(vk + 16),
+                     v2 = _mm512_loadu_ps(vk + 32), v3 = _mm512_loadu_ps(vk + 48);
+        for (int i = 0; i < 4; ++i) {
+          const __m512 b = _mm512_set1_ps(p[(r + i) * kBlock + key]);
+          acc[i][0] = _mm512_fmadd_ps(b, v0, acc[i][0]);
+          acc[i][1] = _mm512_fmadd_ps(b, v1, acc[i][1]);
+          acc[i][2] = _mm512_fmadd_ps(b, v2, acc[i][2]);
+          acc[i][3] = _mm512_fmadd_ps(b, v3, acc[i][3]);
+        }
+      }
+      for (int i = 0; i < 4; ++i) {
+        for (int j = 0; j < 4; ++j) {
+          float* out = o + (r + i) * d + c + 16 * j;
+          _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), acc[i][j]));
+        }
+      }
+    }
+  }
+}
+
+// A thread's blocks of scores and output rows, reused across its tasks.
+struct Scratch {
+  std::vector<float> queries, scores, out, max, sum;
+  explicit Scratch(int64_t d)
+      : queries(kBlock * d), scores(kBlock * kBlock), out(kBlock * d), max(kBlock), sum(kBlock) {}
+};
+
+// Query block qb of head h: every key block up to the diagonal, whose scores past each query's
+// own position are masked.
+void attend_block(const float* q, const float* kt, const float* v, int64_t n, int64_t blocks,
+                  int64_t d, int64_t h, int64_t qb, int64_t group, float* out, Scratch& w) {
+  const int64_t q0 = qb * kBlock, rows = std::min(kBlock, n - q0);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const float* head_q = q + (h * n + q0) * d;
+  for (int64_t i = 0; i < kBlock * d; ++i) w.queries[i] = i < rows * d ? head_q[i] * scale : 0.0f;
+  std::fill(w.out.begin(), w.out.end(), 0.0f);
+  std::fill(w.max.begin(), w.max.end(), kNegInf);
+  std::fill(w.sum.begin(), w.sum.end(), 0.0f);
+  const float* head_kt = kt + (h / group) * blocks * d * kBlock;
+  const float* head_v = v + (h / group) * n * d;
+  for (int64_t k0 = 0; k0 < q0 + rows; k0 += kBlock) {
+    block_scores(w.queries.data(), d, head_kt + k0 * d, w.scores.data());
+    if (k0 + kBlock > q0) {  // the diagonal block (blocks of queries and keys are aligned)
+      for (int64_t r = 0; r < kBlock; ++r)
+        for (int64_t c = r + 1; c < kBlock; ++c) w.scores[r * kBlock + c] = kNegInf;
+    }
+    block_softmax(w.scores.data(), w.max.data(), w.sum.data(), w.out.data(), d);
+    // Keys past the last query's position have zero weight; past n they are not in v.
+    const int64_t keys = std::min(kBlock, q0 + rows - k0);
+    block_values(w.scores.data(), keys, head_v + k0 * d, d, w.out.data());
+  }
+  float* head_out = out + (h * n + q0) * d;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t e = 0; e < d; ++e) head_out[r * d + e] = w.out[r * d + e] / w.sum[r];
+  }
+}
+
+}  // namespace
+
+bool causal_attention_available(int64_t head_dim) {
+  static const bool cpu = __builtin_cpu_supports("avx512f");
+  return cpu && head_dim > 0 && head_dim % 64 == 0;
+}
+
+void causal_attention(const float* q, const float* k, const float* v, int64_t heads,
+                      int64_t kv_heads, int64_t n, int64_t d, float* out) {
+  if (!causal_attention_available(d))
+    throw Error("causal_attention: needs AVX-512F and a head_dim that is a multiple of 64");
+  const int64_t group = heads / kv_heads, blocks = (n + kBlock - 1) / kBlock;
+  // The keys transposed block by block, [kv_heads, blocks, d, kBlock], zero past n: the scores'
+  // kernel reads 64 keys' element e as one row, and a block's rows are contiguous (rows n floats
+  // apart would share the same few sets of the first-level cache).
+  std::vector<float> kt(static_cast<size_t>(kv_heads * blocks * d * kBlock), 0.0f);
+  at::parallel_for(0, kv_heads * blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t tile = begin; tile < end; ++tile) {
+      const int64_t head = tile / blocks, k0 = tile % blocks * kBlock;
+      float* dst = kt.data() + tile * d * kBlock;
+      for (int64_t j = 0; j < std::min(kBlock, n - k0); ++j) {
+        const float* key = k + (head * n + k0 + j) * d;
+        for (int64_t e = 0; e < d; ++e) dst[e * kBlock + j] = key[e];
+      }
+    }
+  });
+  // Tasks from the longest (the last query blocks, which see the most keys) to the shortest,
+  // taken by the threads as they finish theirs.
+  const int64_t tasks = heads * blocks;
+  std::atomic<int64_t> next{0};
+  at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
+    Scratch scratch(d);
+    for (int64_t t = next++; t < tasks; t = next++)
+      attend_block(q, kt.data(), v, n, blocks, d, t % heads, blocks - 1 - t / heads, group, out,
+                   scratch);
+  });
+}
+
+#else
+
+bool causal_attention_available(int64_t) { return false; }
+
+void causal_attention(const float*, const float*, const float*, int64_t, int64_t, int64_t, int64_t,
+                      float*) {
+  throw Error("causal_attention: built for x86-64 only");
+}
+
+#endif
+
+}  // namespace kvs::model
