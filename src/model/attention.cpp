@@ -15,12 +15,12 @@
 #include <torch/version.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 
 #include "core/error.h"
 #include "model/flash_attention.h"
+#include "model/parallel_tasks.h"
 #include "model/prefill_blocks.h"
 #include "model/row_product.h"
 
@@ -193,11 +193,8 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     };
     // Tasks go to the threads as they finish theirs: the rows' kept counts differ by policy.
     const auto each_block = [&](const auto& task) {
-      std::atomic<int64_t> next{0};
-      at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
-        for (int64_t i = next++; i < heads_total * key_blocks; i = next++)
-          task(i / key_blocks, i % key_blocks * kKeyBlock, i);
-      });
+      for_each_task(heads_total * key_blocks,
+                    [&](int64_t i) { task(i / key_blocks, i % key_blocks * kKeyBlock, i); });
     };
     each_block([&](int64_t bh, int64_t first, int64_t) {
       const int64_t last = std::min(slots, first + kKeyBlock);

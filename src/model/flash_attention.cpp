@@ -3,12 +3,12 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/error.h"
+#include "model/parallel_tasks.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -199,14 +199,12 @@ void causal_attention(const float* q, const float* k, const float* v, int64_t he
   });
   // Tasks from the longest (the last query blocks, which see the most keys) to the shortest,
   // taken by the threads as they finish theirs.
-  const int64_t tasks = heads * blocks;
-  std::atomic<int64_t> next{0};
-  at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
-    Scratch scratch(d);
-    for (int64_t t = next++; t < tasks; t = next++)
-      attend_block(q, kt.data(), v, n, blocks, d, t % heads, blocks - 1 - t / heads, group, out,
-                   scratch);
-  });
+  for_each_task(
+      heads * blocks, [d] { return Scratch(d); },
+      [&](int64_t t, Scratch& scratch) {
+        attend_block(q, kt.data(), v, n, blocks, d, t % heads, blocks - 1 - t / heads, group, out,
+                     scratch);
+      });
 }
 
 #else

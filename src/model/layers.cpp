@@ -12,10 +12,10 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <vector>
 
+#include "model/parallel_tasks.h"
 #include "model/row_product.h"
 
 namespace kvs::model {
@@ -52,18 +52,13 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const StoredBl
     const float* wp = weight.data_ptr<float>();
     const uint8_t* stored = blocks.present() ? blocks.bytes.data_ptr<uint8_t>() : nullptr;
     float* yp = y.data_ptr<float>();
-    // Blocks of weight rows that the threads take as they finish theirs: one thread slowed by
-    // its neighbours on a shared host no longer holds the other at the barrier.
-    const int64_t row_blocks = (out + kRowsPerBlock - 1) / kRowsPerBlock;
-    std::atomic<int64_t> next{0};
-    at::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
-      for (int64_t b = next++; b < row_blocks; b = next++) {
-        const int64_t begin = b * kRowsPerBlock, end = std::min(out, begin + kRowsPerBlock);
-        if (stored)
-          block_row_product(xp, rows, in, stored, blocks.type, begin, end, yp, out);
-        else
-          row_product(xp, rows, in, wp, begin, end, yp, out);
-      }
+    // Blocks of weight rows that the threads take as they finish theirs.
+    for_each_task((out + kRowsPerBlock - 1) / kRowsPerBlock, [&](int64_t b) {
+      const int64_t begin = b * kRowsPerBlock, end = std::min(out, begin + kRowsPerBlock);
+      if (stored)
+        block_row_product(xp, rows, in, stored, blocks.type, begin, end, yp, out);
+      else
+        row_product(xp, rows, in, wp, begin, end, yp, out);
     });
   } else {
     // One block of weight rows per thread, written straight into its slice of y_t. Inside the
