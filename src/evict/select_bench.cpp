@@ -118,11 +118,10 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
     }
     return std::pair{base, div};
   };
-  const auto select_all = [&](const std::vector<WindowStats>& stats, const Policy& policy) {
-    for (int64_t l = 0; l < L; ++l) {
-      select_tokens(stats[static_cast<size_t>(l)], t.keys, policy,
-                    budgets.selected[static_cast<size_t>(l)], l, L);
-    }
+  // Every layer's statistics are the same (so are its tensors): one copy serves them all.
+  const auto select_all = [&](const WindowStats& stats, const Policy& policy) {
+    for (int64_t l = 0; l < L; ++l)
+      select_tokens(stats, t.keys, policy, budgets.selected[static_cast<size_t>(l)], l, L);
   };
 
   SelectBenchResult r;
@@ -133,17 +132,16 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
                          static_cast<double>(options.tokens) / 1e9;
   std::vector<double> stats_ms, topk_ms, greedy_ms, baseline_ms, diverse_ms, ratio, sgemm, floor;
   for (int64_t rep = 0; rep < options.repeats; ++rep) {
-    const double rate = std::max(
-        model::gemm_gflops(device, at::kFloat, 1, 1024, 1024, 1024),
-        model::gemm_gflops(device, at::kFloat, options.kv_heads, group_rows, options.head_dim,
-                           options.tokens));
-    std::vector<WindowStats> stats(static_cast<size_t>(L));
+    const double rate = std::max(model::gemm_gflops(device, at::kFloat, 1, 1024, 1024, 1024),
+                                 model::gemm_gflops(device, at::kFloat, options.kv_heads,
+                                                    group_rows, options.head_dim, options.tokens));
+    // One layer's statistics alive at a time, as in the observer: each layer's replace the last.
+    WindowStats stats;
     stats_ms.push_back(time_ms(device, [&] {
-      for (auto& layer_stats : stats) layer_stats = compute_window_stats(t.queries, t.keys);
+      for (int64_t l = 0; l < L; ++l) stats = compute_window_stats(t.queries, t.keys);
     }));
     topk_ms.push_back(time_ms(device, [&] { select_all(stats, baseline); }));
     greedy_ms.push_back(time_ms(device, [&] { select_all(stats, diverse); }));
-    stats.clear();
     const auto [base, div] = both_steps(rep);
     baseline_ms.push_back(base);
     diverse_ms.push_back(div);
@@ -168,14 +166,15 @@ void save_select_bench_inputs(const SelectBenchOptions& options, const std::stri
   const BenchTensors t = bench_tensors(options, at::kCPU);
   std::filesystem::create_directories(dir);
   SafetensorsWriter writer;
-  for (const auto& [name, tensor] : {std::pair<const char*, const at::Tensor&>{"q_window", t.queries},
-                                     {"keys", t.keys}}) {
+  for (const auto& [name, tensor] :
+       {std::pair<const char*, const at::Tensor&>{"q_window", t.queries}, {"keys", t.keys}}) {
     const at::Tensor c = tensor.contiguous();
     writer.add(name, DType::F32, c.sizes().vec(), c.data_ptr(), c.numel() * sizeof(float));
   }
   writer.write((std::filesystem::path(dir) / "tensors.safetensors").string());
-  for (const auto& [name, policy] : {std::pair<const char*, const Policy&>{"baseline", policies.baseline},
-                                     {"diverse", policies.diverse}}) {
+  for (const auto& [name, policy] :
+       {std::pair<const char*, const Policy&>{"baseline", policies.baseline},
+        {"diverse", policies.diverse}}) {
     const std::string path = (std::filesystem::path(dir) / (std::string(name) + ".json")).string();
     std::ofstream out(path);
     out << policy_to_json(policy).dump(2) << "\n";

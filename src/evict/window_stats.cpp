@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "evict/tensor_checks.h"
+#include "evict/window_stats_avx512.h"
 
 #ifdef KVS_WITH_KERNELS
 #include "kernels/evict_kernels.h"
@@ -119,13 +120,14 @@ WindowStats compute_window_stats_reference(const at::Tensor& window_queries,
   return stats;
 }
 
-namespace {
-
-// The CPU path: the reference's operations in the same order, one KV head per task: its group's
-// [group * W, n] logits in one product, masked, softmaxed and reduced to mu and sigma while that
-// block (2 MB at n = 15.6k, group 4, W = 8) is still in cache, instead of three sweeps over all
-// heads' logits in memory. The same floats as the reference, bit for bit.
-WindowStats window_stats_cpu(const at::Tensor& window_queries, const at::Tensor& keys) {
+// The reference's operations in the same order, one KV head per task: its group's [group * W, n]
+// logits in one product, masked, softmaxed and reduced to mu and sigma while that block (2 MB at
+// n = 15.6k, group 4, W = 8) is still in cache, instead of three sweeps over all heads' logits in
+// memory.
+WindowStats compute_window_stats_aten_cpu(const at::Tensor& window_queries,
+                                          const at::Tensor& keys) {
+  check_inputs(window_queries, keys);
+  if (!keys.is_cpu()) throw error_at("keys", "are on " + keys.device().str() + ", not the CPU");
   const int64_t heads = window_queries.size(0), window = window_queries.size(1);
   const int64_t dim = window_queries.size(2);
   const int64_t kv_heads = keys.size(0), n = keys.size(1), group = heads / kv_heads;
@@ -166,6 +168,27 @@ WindowStats window_stats_cpu(const at::Tensor& window_queries, const at::Tensor&
   return stats;
 }
 
+namespace {
+
+WindowStats window_stats_avx512_cpu(const at::Tensor& window_queries, const at::Tensor& keys) {
+  const int64_t heads = window_queries.size(0), window = window_queries.size(1);
+  const int64_t dim = window_queries.size(2);
+  const int64_t kv_heads = keys.size(0), n = keys.size(1);
+  // The reference's scaled queries, so the kernel's scores differ from its only in summation.
+  const at::Tensor q =
+      (window_queries.to(at::kFloat) / std::sqrt(static_cast<double>(dim))).contiguous();
+  const at::Tensor k = keys.to(at::kFloat).contiguous();
+  WindowStats stats;
+  stats.kv_heads = kv_heads;
+  stats.prompt_length = n;
+  stats.window = window;
+  stats.mu = at::empty({heads, n - window}, at::kFloat);
+  stats.sigma = at::empty({heads, n - window}, at::kFloat);
+  window_stats_avx512(q.data_ptr<float>(), k.data_ptr<float>(), kv_heads, heads / kv_heads, window,
+                      n, dim, stats.mu.data_ptr<float>(), stats.sigma.data_ptr<float>());
+  return stats;
+}
+
 }  // namespace
 
 WindowStats compute_window_stats(const at::Tensor& window_queries, const at::Tensor& keys) {
@@ -181,8 +204,10 @@ WindowStats compute_window_stats(const at::Tensor& window_queries, const at::Ten
   }
 #endif
   if (keys.is_cpu()) {
+    if (!window_stats_avx512_available())
+      return compute_window_stats_aten_cpu(window_queries, keys);
     check_inputs(window_queries, keys);
-    return window_stats_cpu(window_queries, keys);
+    return window_stats_avx512_cpu(window_queries, keys);
   }
   return compute_window_stats_reference(window_queries, keys);
 }

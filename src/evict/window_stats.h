@@ -26,11 +26,16 @@ struct WindowStats {
 
 // window_queries [heads, W, head_dim], keys [kv_heads, n, head_dim], any floating dtype, same
 // device; heads a multiple of kv_heads (query head h reads KV head h / (heads / kv_heads)); n > W.
-// Shape errors are kvs::Error naming the tensor.
+// Shape errors are kvs::Error naming the tensor. CPU tensors run the AVX-512 kernel
+// (window_stats_avx512.h) where the CPU has it, else compute_window_stats_aten_cpu.
 WindowStats compute_window_stats(const at::Tensor& window_queries, const at::Tensor& keys);
 
-// The plain-ATen implementation, used on the CPU and as the reference of the CUDA kernel.
+// The plain-ATen implementation: the reference of the CPU and CUDA kernels.
 WindowStats compute_window_stats_reference(const at::Tensor& window_queries,
                                            const at::Tensor& keys);
+
+// The CPU path without AVX-512: the reference's operations fused per KV head, its floats bit for
+// bit. CPU tensors only.
+WindowStats compute_window_stats_aten_cpu(const at::Tensor& window_queries, const at::Tensor& keys);
 
 }  // namespace kvs::evict

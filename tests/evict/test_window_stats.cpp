@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "evict/window_stats.h"
+#include "evict/window_stats_avx512.h"
 
 namespace {
 
@@ -74,10 +77,10 @@ TEST(WindowStats, MatchesTheDefinitionWithGqaAndTheWindowMask) {
   }
 }
 
-// The fused CPU path (one KV head per task) gives the plain-ATen reference's floats bit for bit,
-// so no selection changes with it: GQA groups of 1 to 4, a KV head count that splits unevenly
-// over the threads, the bench's W = 8 and head_dim 128, in and out of inference mode.
-TEST(WindowStats, FusedCpuPathEqualsTheReferenceBitForBit) {
+// The ATen CPU path (one KV head per task, for CPUs without AVX-512) gives the plain-ATen
+// reference's floats bit for bit: GQA groups of 1 to 4, a KV head count that splits unevenly over
+// the threads, the bench's W = 8 and head_dim 128, in and out of inference mode.
+TEST(WindowStats, AtenCpuPathEqualsTheReferenceBitForBit) {
   at::manual_seed(4);
   const int saved_threads = at::get_num_threads();
   at::set_num_threads(2);
@@ -88,13 +91,58 @@ TEST(WindowStats, FusedCpuPathEqualsTheReferenceBitForBit) {
     const at::Tensor k = at::randn({kv_heads, n, dim});
     for (const bool inference : {false, true}) {
       c10::InferenceMode guard(inference);
-      const auto fused = kvs::evict::compute_window_stats(q, k);
+      const auto fused = kvs::evict::compute_window_stats_aten_cpu(q, k);
       const auto reference = kvs::evict::compute_window_stats_reference(q, k);
       EXPECT_TRUE(at::equal(fused.mu, reference.mu)) << heads << "/" << kv_heads << " n " << n;
       EXPECT_TRUE(at::equal(fused.sigma, reference.sigma)) << heads << "/" << kv_heads << " n " << n;
       EXPECT_EQ(fused.kv_heads, kv_heads);
       EXPECT_EQ(fused.window, window);
     }
+  }
+  at::set_num_threads(saved_threads);
+}
+
+// The AVX-512 kernel against the float64 definition, beside the reference's own error: rows of
+// the GQA group that fill one, two or seven vectors of 16 (the last one short), the head widths
+// it compiles for (64, 128) and others, prompts just past the window and not a multiple of the
+// 12- and 16-key blocks. Its error stays within the reference's order (both are float32 with their
+// own summation and exp) and far below the gaps that decide a selection.
+TEST(WindowStats, Avx512KernelMatchesTheDefinitionAsCloselyAsTheReference) {
+  if (!kvs::evict::window_stats_avx512_available()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  at::manual_seed(5);
+  const int saved_threads = at::get_num_threads();
+  at::set_num_threads(2);
+  for (const auto& [heads, kv_heads, window, n, dim] : std::vector<std::array<int64_t, 5>>{
+           {32, 8, 8, 3000, 128}, {9, 3, 8, 777, 64}, {16, 2, 8, 100, 64}, {6, 1, 5, 41, 32},
+           {20, 2, 10, 37, 16}, {4, 4, 3, 4, 24}, {2, 1, 16, 1000, 128}}) {
+    const at::Tensor q = at::randn({heads, window, dim}) * 3;
+    const at::Tensor k = at::randn({kv_heads, n, dim});
+    const auto kernel = kvs::evict::compute_window_stats(q, k);
+    const auto reference = kvs::evict::compute_window_stats_reference(q, k);
+    ASSERT_EQ(kernel.mu.sizes(), reference.mu.sizes());
+    std::vector<double> mu, sigma;
+    brute_force(q, k, mu, sigma);
+    // Errors relative to the head's largest mean weight, the scale its selection compares at.
+    const auto worst = [&](const at::Tensor& values, const std::vector<double>& exact) {
+      const auto a = values.accessor<float, 2>();
+      const int64_t m = n - window;
+      double error = 0;
+      for (int64_t h = 0; h < heads; ++h) {
+        double scale = 0;
+        for (int64_t j = 0; j < m; ++j) scale = std::max(scale, mu[h * m + j]);
+        for (int64_t j = 0; j < m; ++j)
+          error = std::max(error, std::abs(a[h][j] - exact[h * m + j]) / scale);
+      }
+      return error;
+    };
+    const std::string shape = std::to_string(heads) + "/" + std::to_string(kv_heads) + " W " +
+                              std::to_string(window) + " n " + std::to_string(n) + " d " +
+                              std::to_string(dim);
+    EXPECT_LE(worst(kernel.mu, mu), std::max(2 * worst(reference.mu, mu), 1e-6)) << shape;
+    EXPECT_LE(worst(kernel.sigma, sigma), std::max(2 * worst(reference.sigma, sigma), 1e-6))
+        << shape;
+    EXPECT_LE(worst(kernel.mu, mu), 3e-5) << shape;
+    EXPECT_LE(worst(kernel.sigma, sigma), 3e-5) << shape;
   }
   at::set_num_threads(saved_threads);
 }
