@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Peak memory of a long prefill on a Mistral-shaped checkpoint of small width: 32 query heads,
 8 KV heads (Mistral-7B's), head_dim 8, hidden 256, random weights, 32k positions; kvsearch's
-`bench runner` prints what the prefill added at its peak next to its stated bound (the full KV
-cache plus O(n) activations) and the size one layer's n x n scores would take.
+`bench runner` prints the heap the prefill held at its peak next to its stated bound (the full KV
+cache plus O(n) activations), its resident growth and the size one layer's n x n scores would take.
 
   tools/bench_prefill_memory.py --kvsearch build/kvsearch [--tokens 32768] [--layers 1]
       [--sliding-window 0]   (4096: Mistral-7B-v0.1's window, which runs the blocked path)

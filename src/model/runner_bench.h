@@ -34,6 +34,7 @@ struct RunnerLengthResult {
   Spread decode_ms_per_token, decode_bandwidth_fraction;
   double decode_bytes = 0;  // read by one decode step: weights + the KV cache so far
   int64_t prefill_peak_extra_bytes = 0;  // resident memory the prefill added at its peak (CPU)
+  int64_t prefill_peak_heap_bytes = 0;   // heap it held at its peak beyond what was held; -1: unknown
   int64_t prefill_memory_bound_bytes = 0;
   int64_t attention_matrix_bytes = 0;  // what one layer's n x n fp32 scores would take
 };
