@@ -77,6 +77,12 @@ void mean_and_deviation(const float* attention, int64_t window, int64_t n, int64
   for (int64_t j = 0; j < scorable; ++j) sigma[j] = std::sqrt(sigma[j] * inv_dof);
 }
 
+// The window queries in float32 over sqrt(head_dim), as every path scales them: the scale goes
+// on the few query rows rather than on the [W, n] logits.
+at::Tensor scaled_queries(const at::Tensor& window_queries) {
+  return window_queries.to(at::kFloat) / std::sqrt(static_cast<double>(window_queries.size(2)));
+}
+
 }  // namespace
 
 WindowStats compute_window_stats_reference(const at::Tensor& window_queries,
@@ -87,10 +93,8 @@ WindowStats compute_window_stats_reference(const at::Tensor& window_queries,
   const int64_t kv_heads = keys.size(0), n = keys.size(1), group = heads / kv_heads;
   const int64_t scorable = n - window;
 
-  // One product per KV head for its whole group of query heads: K is never repeated. The
-  // 1/sqrt(head_dim) scale goes on the few query rows rather than on the [W, n] logits.
-  const at::Tensor q = (window_queries.to(at::kFloat) / std::sqrt(static_cast<double>(dim)))
-                           .reshape({kv_heads, group * window, dim});
+  // One product per KV head for its whole group of query heads: K is never repeated.
+  const at::Tensor q = scaled_queries(window_queries).reshape({kv_heads, group * window, dim});
   at::Tensor logits = at::bmm(q, keys.to(at::kFloat).transpose(1, 2)).view({heads, window, n});
   // Window query w sits at position n - W + w: it must not see the window keys after it.
   const at::Tensor future =
@@ -132,9 +136,8 @@ WindowStats compute_window_stats_aten_cpu(const at::Tensor& window_queries,
   const int64_t dim = window_queries.size(2);
   const int64_t kv_heads = keys.size(0), n = keys.size(1), group = heads / kv_heads;
   const int64_t scorable = n - window;
-  const at::Tensor q = (window_queries.to(at::kFloat) / std::sqrt(static_cast<double>(dim)))
-                           .reshape({kv_heads, group * window, dim})
-                           .contiguous();
+  const at::Tensor q =
+      scaled_queries(window_queries).reshape({kv_heads, group * window, dim}).contiguous();
   const at::Tensor k = keys.to(at::kFloat).contiguous();
   const at::Tensor future = at::ones({window, window}, at::kBool).triu(1);
 
@@ -171,12 +174,12 @@ WindowStats compute_window_stats_aten_cpu(const at::Tensor& window_queries,
 namespace {
 
 WindowStats window_stats_avx512_cpu(const at::Tensor& window_queries, const at::Tensor& keys) {
+  check_inputs(window_queries, keys);
   const int64_t heads = window_queries.size(0), window = window_queries.size(1);
   const int64_t dim = window_queries.size(2);
   const int64_t kv_heads = keys.size(0), n = keys.size(1);
   // The reference's scaled queries, so the kernel's scores differ from its only in summation.
-  const at::Tensor q =
-      (window_queries.to(at::kFloat) / std::sqrt(static_cast<double>(dim))).contiguous();
+  const at::Tensor q = scaled_queries(window_queries).contiguous();
   const at::Tensor k = keys.to(at::kFloat).contiguous();
   WindowStats stats;
   stats.kv_heads = kv_heads;
@@ -204,10 +207,8 @@ WindowStats compute_window_stats(const at::Tensor& window_queries, const at::Ten
   }
 #endif
   if (keys.is_cpu()) {
-    if (!window_stats_avx512_available())
-      return compute_window_stats_aten_cpu(window_queries, keys);
-    check_inputs(window_queries, keys);
-    return window_stats_avx512_cpu(window_queries, keys);
+    return window_stats_avx512_available() ? window_stats_avx512_cpu(window_queries, keys)
+                                           : compute_window_stats_aten_cpu(window_queries, keys);
   }
   return compute_window_stats_reference(window_queries, keys);
 }

@@ -27,26 +27,34 @@ namespace {
 constexpr int64_t kBlock = 64;  // queries per task and keys per step: 16 KB of scores
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// acc[i][j] = sum over e < depth of a[i * a_stride + e] * b[e * b_stride + 16 j .. + 15]: four
+// rows of `a` times 64 columns of `b` in sixteen registers, one FMA chain per entry in e order,
+// while the rows of b stream from cache. The scores (a: queries, b: transposed keys) and the
+// weighted values (a: weights, b: values) are both this product.
+KVS_AVX512 inline void four_rows_by_64_columns(const float* a, int64_t a_stride, const float* b,
+                                               int64_t b_stride, int64_t depth, __m512 acc[4][4]) {
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_setzero_ps();
+  for (int64_t e = 0; e < depth; ++e) {
+    const float* be = b + e * b_stride;
+    const __m512 b0 = _mm512_loadu_ps(be), b1 = _mm512_loadu_ps(be + 16),
+                 b2 = _mm512_loadu_ps(be + 32), b3 = _mm512_loadu_ps(be + 48);
+    for (int i = 0; i < 4; ++i) {
+      const __m512 x = _mm512_set1_ps(a[i * a_stride + e]);
+      acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+      acc[i][2] = _mm512_fmadd_ps(x, b2, acc[i][2]);
+      acc[i][3] = _mm512_fmadd_ps(x, b3, acc[i][3]);
+    }
+  }
+}
+
 // s[r][c] = dot(qs[r], key c) for a block of kBlock queries (scaled, d apart) and kBlock keys:
-// kt holds the block's keys transposed (row e = element e of the 64 keys), so four query rows
-// times 64 keys stay in sixteen registers while the d rows of kt stream from cache.
+// kt holds the block's keys transposed (row e = element e of the 64 keys).
 KVS_AVX512 void block_scores(const float* qs, int64_t d, const float* kt, float* s) {
   for (int64_t r = 0; r < kBlock; r += 4) {
     __m512 acc[4][4];
-    for (auto& row : acc)
-      for (auto& a : row) a = _mm512_setzero_ps();
-    for (int64_t e = 0; e < d; ++e) {
-      const float* ke = kt + e * kBlock;
-      const __m512 k0 = _mm512_loadu_ps(ke), k1 = _mm512_loadu_ps(ke + 16),
-                   k2 = _mm512_loadu_ps(ke + 32), k3 = _mm512_loadu_ps(ke + 48);
-      for (int i = 0; i < 4; ++i) {
-        const __m512 b = _mm512_set1_ps(qs[(r + i) * d + e]);
-        acc[i][0] = _mm512_fmadd_ps(b, k0, acc[i][0]);
-        acc[i][1] = _mm512_fmadd_ps(b, k1, acc[i][1]);
-        acc[i][2] = _mm512_fmadd_ps(b, k2, acc[i][2]);
-        acc[i][3] = _mm512_fmadd_ps(b, k3, acc[i][3]);
-      }
-    }
+    four_rows_by_64_columns(qs + r * d, d, kt, kBlock, d, acc);
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) _mm512_storeu_ps(s + (r + i) * kBlock + 16 * j, acc[i][j]);
   }
@@ -80,28 +88,14 @@ KVS_AVX512 void block_softmax(float* s, float* m, float* l, float* o, int64_t d)
   }
 }
 
-// o[r] += sum_j p[r][j] v[j] over the block's first `keys` keys: four rows times 64 columns in
-// sixteen registers while the block's values (16 KB) stream from cache. The block's sum starts
-// from zero and is added to o after, as a blocked product would: one chain through every key
-// would gather more rounding at long prompts.
+// o[r] += sum_j p[r][j] v[j] over the block's first `keys` keys, 64 columns at a time. The block's
+// sum starts from zero and is added to o after, as a blocked product would: one chain through
+// every key would gather more rounding at long prompts.
 KVS_AVX512 void block_values(const float* p, int64_t keys, const float* v, int64_t d, float* o) {
   for (int64_t c = 0; c < d; c += 64) {
     for (int64_t r = 0; r < kBlock; r += 4) {
       __m512 acc[4][4];
-      for (auto& row : acc)
-        for (auto& a : row) a = _mm512_setzero_ps();
-      for (int64_t key = 0; key < keys; ++key) {
-        const float* vk = v + key * d + c;
-        const __m512 v0 = _mm512_loadu_ps(vk), v1 = _mm512_loadu_ps(vk + 16),
-                     v2 = _mm512_loadu_ps(vk + 32), v3 = _mm512_loadu_ps(vk + 48);
-        for (int i = 0; i < 4; ++i) {
-          const __m512 b = _mm512_set1_ps(p[(r + i) * kBlock + key]);
-          acc[i][0] = _mm512_fmadd_ps(b, v0, acc[i][0]);
-          acc[i][1] = _mm512_fmadd_ps(b, v1, acc[i][1]);
-          acc[i][2] = _mm512_fmadd_ps(b, v2, acc[i][2]);
-          acc[i][3] = _mm512_fmadd_ps(b, v3, acc[i][3]);
-        }
-      }
+      four_rows_by_64_columns(p + r * kBlock, kBlock, v + c, d, keys, acc);
       for (int i = 0; i < 4; ++i) {
         for (int j = 0; j < 4; ++j) {
           float* out = o + (r + i) * d + c + 16 * j;
