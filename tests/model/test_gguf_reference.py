@@ -7,16 +7,18 @@
    (finite f16 scales) in each of F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K, and on
    all 272 tensors of SmolLM2-135M-Instruct.Q4_1.gguf (`--model smollm2-135m`).
 2. Logits: `kvsearch generate --model smollm2-135m --token-ids` (fp32, a prompt of >= 1,000 ids,
-   32 new tokens) against AutoModelForCausalLM.from_pretrained(dir, gguf_file=...) in fp32: max
-   |dlogit| <= 1e-4 (or transformers' own SDPA-vs-eager spread, where wider) and the same greedy
-   tokens, with the full cache, a SnapKV policy and a Global
-   policy. Eviction on the reference side: a decode over the keys and values at the positions
-   kvsearch kept (`generate --dump-kept`), so both sides decode the same cache; those kept sets are
-   checked against the selection oracles of tests/evict/test_select_reference.py on HF's post-RoPE
-   window queries and keys (equal per layer and head but for near-ties).
+   32 new tokens) against AutoModelForCausalLM.from_pretrained(dir, gguf_file=...): prefill logits
+   within 1e-4 of transformers' in float64 (or, where transformers' own fp32 is further from those,
+   no further than 1.25 x its distance), decode logits within 1e-4 of its fp32 decode (or its
+   SDPA-vs-eager spread, where wider), and the same greedy tokens, with the full cache, a SnapKV
+   policy and a Global policy. Eviction on the reference side: a decode over the keys and values
+   at the positions kvsearch kept (`generate --dump-kept`), so both sides decode the same cache;
+   those kept sets are checked against the selection oracles of tests/evict/test_select_reference.py
+   on HF's post-RoPE window queries and keys (equal per layer and head but for near-ties).
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
+import copy
 import json
 import math
 from importlib import metadata
@@ -37,12 +39,15 @@ import gguf_fixtures as fx  # noqa: E402
 from test_select_reference import W, baseline, diverse  # noqa: E402
 
 # Prefill and decode logits. transformers runs its default attention (SDPA), as kvsearch's CPU
-# prefill does. The bound is 1e-4, or transformers' own spread where that is wider: its SDPA and
-# eager attentions differ by fp32 accumulation order, by an amount that depends on the CPU's
-# kernels (measured on this prompt: below 1e-4 on an AVX2 machine, 1.84e-4 on an AVX-512 one,
-# where kvsearch differs from SDPA by 1.24e-4). kvsearch must be as close to the reference as the
-# reference is to itself.
+# prefill does. fp32 cannot match to 1e-4 on every CPU: on this 30-layer prompt transformers' own
+# SDPA and eager attentions differ by up to 1.8e-4 by accumulation order alone, depending on the
+# CPU's kernels (below 1e-4 on an AVX2 machine, 9.9e-5 on an AVX-512 EPYC, where both lie 1.22e-4
+# from the float64 logits and kvsearch 1.21e-4). So the prefill is judged against the float64
+# logits, the exact ones every fp32 run approximates: within 1e-4, or no further than
+# EXACT_SLACK x transformers' own fp32 is. The decode, over a cache both sides hold equal, against
+# transformers' fp32 decode: 1e-4, or its SDPA-vs-eager spread where wider.
 TOLERANCE = 1e-4
+EXACT_SLACK = 1.25
 # kvsearch's kept sets against the oracles' on HF's tensors: a near-tie in the scores may flip a
 # token (rounding noise between two implementations); at least this share of the (layer, head)
 # sets must be identical.
@@ -222,8 +227,12 @@ def check_logits(tmp):
         spread = float((model(torch.tensor([prompt])).logits[0] - prefill_logits).abs().max())
     model.config._attn_implementation = "sdpa"
     tolerance = max(TOLERANCE, spread)
-    print(f"[measured] transformers' SDPA vs eager prefill: max |dlogit| {spread:.3g}; bound "
-          f"{tolerance:.3g}")
+    with torch.no_grad():
+        exact = copy.deepcopy(model).double()(torch.tensor([prompt])).logits[0]
+    hf_error = float((prefill_logits.double() - exact).abs().max())
+    prefill_bound = max(TOLERANCE, EXACT_SLACK * hf_error)
+    print(f"[measured] transformers' SDPA vs eager prefill: max |dlogit| {spread:.3g} (decode bound "
+          f"{tolerance:.3g}); SDPA vs float64: {hf_error:.3g} (prefill bound {prefill_bound:.3g})")
     first = int(prefill_logits[-1].argmax())
 
     budget = 128
@@ -265,14 +274,17 @@ def check_logits(tmp):
         dumped = torch.from_numpy(np.load(dump))
         generated = ours["generated_ids"]
         prefill_diff = float((dumped[:n] - prefill_logits).abs().max())
+        prefill_error = float((dumped[:n].double() - exact).abs().max())
         g = min(len(generated), len(ref_tokens)) - 1
         decode_diff = float((dumped[n:n + g] - ref_decode[:g]).abs().max()) if g > 0 else 0.0
         print(f"[measured] {name}: prompt {n} ids, {len(generated)} generated, prefill max |dlogit| "
-              f"{prefill_diff:.4g}, decode max |dlogit| {decode_diff:.3g}")
+              f"{prefill_diff:.4g} (vs float64 {prefill_error:.4g}), decode max |dlogit| "
+              f"{decode_diff:.3g}")
         if ours["prompt_ids"] != prompt:
             failures.append(f"{name}: prompt ids differ")
-        if not prefill_diff <= tolerance:
-            failures.append(f"{name}: prefill logits differ by {prefill_diff:.3g}")
+        if not prefill_error <= prefill_bound:
+            failures.append(f"{name}: prefill logits lie {prefill_error:.3g} from float64's "
+                            f"(bound {prefill_bound:.3g})")
         if not decode_diff <= tolerance:
             failures.append(f"{name}: decode logits differ by {decode_diff:.3g}")
         if generated != ref_tokens:
