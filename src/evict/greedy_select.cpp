@@ -1,7 +1,6 @@
 #include "evict/greedy_select.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +14,7 @@
 #include "core/strfmt.h"
 #include "evict/tensor_checks.h"
 #include "evict/topk_select.h"
+#include "model/parallel_tasks.h"
 
 #ifdef KVS_WITH_KERNELS
 #include "kernels/evict_kernels.h"
@@ -322,12 +322,9 @@ at::Tensor admit_greedy(const at::Tensor& unit_keys, const at::Tensor& scores,
   const int64_t* np = k.data_ptr<int64_t>();
   const float* lp = l2.data_ptr<float>();
   int64_t* pp = picked.data_ptr<int64_t>();
-  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
-    RowWorkspace workspace;
-    for (int64_t r = begin; r < end; ++r) {
-      admit_row(kp + r * width * d, sp + r * width, cp[r], d, np[r], lp[r], pp + r * max_count,
-                workspace);
-    }
+  model::for_each_task(rows, [] { return RowWorkspace{}; }, [&](int64_t r, RowWorkspace& workspace) {
+    admit_row(kp + r * width * d, sp + r * width, cp[r], d, np[r], lp[r], pp + r * max_count,
+              workspace);
   });
   return picked.to(unit_keys.device());
 }
@@ -369,20 +366,29 @@ void select_greedy_cpu(const at::Tensor& scores, const at::Tensor& keys, int64_t
   const float* sp = s.data_ptr<float>();
   const float* kp = k.data_ptr<float>();
   int64_t* op = out.data_ptr<int64_t>();
-  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
-    RowWorkspace ws;
-    std::vector<int64_t> ranked(static_cast<size_t>(width)), picked(static_cast<size_t>(count));
-    std::vector<float> unit(static_cast<size_t>(width * d)), normalized(static_cast<size_t>(width));
-    for (int64_t r = begin; r < end; ++r) {
-      const float* row = sp + r * m;
-      rank_top_row(row, m, width, ranked.data());
-      prepare_candidates(row, kp + (r / group) * n * d, ranked.data(), width, d,
-                         normalized.data(), unit.data());
-      admit_row(unit.data(), normalized.data(), width, d, count, lambda2, picked.data(), ws);
-      int64_t* positions = op + r * count;
-      for (int64_t t = 0; t < count; ++t) positions[t] = ranked[picked[t]];
-      std::sort(positions, positions + count);
-    }
+  // Rows by the next free thread: their admissions differ in length.
+  struct Workspace {
+    RowWorkspace admission;
+    std::vector<int64_t> ranked, picked;
+    std::vector<float> unit, normalized;
+  };
+  const auto make_workspace = [&] {
+    return Workspace{{},
+                     std::vector<int64_t>(static_cast<size_t>(width)),
+                     std::vector<int64_t>(static_cast<size_t>(count)),
+                     std::vector<float>(static_cast<size_t>(width * d)),
+                     std::vector<float>(static_cast<size_t>(width))};
+  };
+  model::for_each_task(rows, make_workspace, [&](int64_t r, Workspace& ws) {
+    const float* row = sp + r * m;
+    rank_top_row(row, m, width, ws.ranked.data());
+    prepare_candidates(row, kp + (r / group) * n * d, ws.ranked.data(), width, d,
+                       ws.normalized.data(), ws.unit.data());
+    admit_row(ws.unit.data(), ws.normalized.data(), width, d, count, lambda2, ws.picked.data(),
+              ws.admission);
+    int64_t* positions = op + r * count;
+    for (int64_t t = 0; t < count; ++t) positions[t] = ws.ranked[ws.picked[t]];
+    std::sort(positions, positions + count);
   });
 }
 

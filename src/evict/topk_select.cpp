@@ -4,6 +4,10 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
 #include <vector>
 
 #include "core/error.h"
@@ -14,48 +18,147 @@ namespace kvs::evict {
 
 namespace {
 
-struct Ranked {
-  float score;
-  int64_t position;
-};
+// A score's bits as an unsigned number in the scores' order: -0 counts as +0 (they compare
+// equal), and NaN (0) ranks below every number.
+inline uint32_t ordered_bits(float score) {
+  if (score != score) return 0;
+  const float s = score + 0.0f;  // -0 + 0 = +0
+  uint32_t bits;
+  std::memcpy(&bits, &s, sizeof bits);
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
 
-// "a ranks before b" (a function object, so that the std algorithms inline it).
-struct RanksBefore {
-  bool operator()(const Ranked& a, const Ranked& b) const {
-    return a.score > b.score || (a.score == b.score && a.position < b.position);
+// The score whose ordered_bits these are (never called with the NaN code 0).
+inline float score_of(uint32_t ordered) {
+  const uint32_t bits = (ordered & 0x80000000u) ? (ordered & 0x7FFFFFFFu) : ~ordered;
+  float s;
+  std::memcpy(&s, &bits, sizeof s);
+  return s;
+}
+
+// A position's rank as one integer, a larger key ranking first: the score's ordered bits, then
+// the position's complement, so that equal scores rank the lower position first. One integer
+// comparison instead of a two-key one is what makes the selections below cheap.
+inline uint64_t rank_key(float score, int64_t position) {
+  return (uint64_t{ordered_bits(score)} << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(position));
+}
+
+inline int64_t position_of(uint64_t key) { return 0xFFFFFFFFu - static_cast<uint32_t>(key); }
+
+using Keys = std::vector<uint64_t>;
+
+// Leaves the `count` largest keys (unordered) at the front of `keys`, and only those.
+void keep_largest(Keys& keys, int64_t count) {
+  std::nth_element(keys.begin(), keys.begin() + (count - 1), keys.end(), std::greater<uint64_t>());
+  keys.resize(static_cast<size_t>(count));
+}
+
+constexpr int64_t kBlock = 16;  // scores tested at once before any one is looked at
+
+typedef float Quad __attribute__((vector_size(16)));  // one SSE register
+typedef int32_t QuadMask __attribute__((vector_size(16)));
+
+// Bit j set where p[j] is above `floor` (or equal to it, with OrEqual), for j < kBlock: four
+// vector comparisons, so the many blocks that hold no contender cost a few cycles, and the
+// others are visited only at their hits.
+template <bool OrEqual>
+inline uint32_t beyond_mask(const float* p, float floor) {
+  const Quad f = {floor, floor, floor, floor};
+  const QuadMask weights = {1, 2, 4, 8};
+  QuadMask bits = {};
+  for (int q = 0; q < 4; ++q) {
+    Quad v;
+    std::memcpy(&v, p + 4 * q, sizeof v);
+    const QuadMask hit = OrEqual ? (v >= f) : (v > f);
+    bits |= (hit & weights) << (4 * q);
   }
-};
+  return static_cast<uint32_t>(bits[0] | bits[1] | bits[2] | bits[3]);
+}
+
+// Any row: keys that beat the running threshold go to the buffer; whenever it holds 2 * count,
+// the `count` best stay and the threshold becomes the worst of them. A scan in position order
+// never lets a later equal score displace an earlier one, so '>' on the scores suffices, and a
+// block's scores are compared at once, and only those above the threshold offered. Linear in m.
+void keep_best_by_scan(const float* scores, int64_t m, int64_t count, Keys& buffer) {
+  buffer.clear();
+  const auto c = static_cast<size_t>(count);
+  bool full = false;
+  float threshold = 0;  // the worst kept score, once full
+  const auto offer = [&](int64_t i) {
+    if (full && !(scores[i] > threshold)) return;
+    buffer.push_back(rank_key(scores[i], i));
+    if (buffer.size() == 2 * c) {
+      keep_largest(buffer, count);
+      const auto worst = static_cast<uint32_t>(buffer.back() >> 32);  // the count-th best
+      // A NaN among the kept (code 0) is beaten by every number: compare with none skipped.
+      full = worst != 0;
+      threshold = full ? score_of(worst) : 0;
+    }
+  };
+  int64_t i = 0;
+  while (i < m) {
+    if (!full || i + kBlock > m) {
+      offer(i++);
+      continue;
+    }
+    for (uint32_t hits = beyond_mask<false>(scores + i, threshold); hits != 0; hits &= hits - 1)
+      offer(i + __builtin_ctz(hits));  // offer() compares again: a refill may raise the threshold
+    i += kBlock;
+  }
+  if (buffer.size() > c) keep_largest(buffer, count);
+}
+
+constexpr int64_t kSampleStride = 16;  // every 16th score judges where the row's cut lies
+
+// Long rows with few kept: the sample's k-th best score T, with k chosen so that about
+// 2 * count + 8 * stride positions of a row score >= T, is a cut the best `count` cannot fall
+// below once that many do; the row is then swept once for the positions at or above T. Returns
+// false (buffer undefined) where the sample misjudged the row and fewer than `count` reached T.
+bool keep_best_by_sampled_cut(const float* scores, int64_t m, int64_t count, Keys& buffer,
+                              std::vector<float>& sample) {
+  const int64_t samples = (m + kSampleStride - 1) / kSampleStride;
+  const int64_t k = std::min(samples, 2 * count / kSampleStride + 8);
+  sample.resize(static_cast<size_t>(samples));
+  for (int64_t j = 0; j < samples; ++j) sample[j] = scores[j * kSampleStride];
+  keep_best_by_scan(sample.data(), samples, k, buffer);
+  const auto kth = static_cast<uint32_t>(*std::min_element(buffer.begin(), buffer.end()) >> 32);
+  if (kth == 0) return false;  // NaN: no cut between numbers
+  const float cut = score_of(kth);
+  buffer.clear();
+  // s >= cut, in floats, is ordered_bits(s) >= ordered_bits(cut): -0 counts as +0, NaN fails.
+  int64_t i = 0;
+  for (; i + kBlock <= m; i += kBlock) {
+    for (uint32_t hits = beyond_mask<true>(scores + i, cut); hits != 0; hits &= hits - 1) {
+      const int64_t e = i + __builtin_ctz(hits);
+      buffer.push_back(rank_key(scores[e], e));
+    }
+  }
+  for (; i < m; ++i) {
+    if (scores[i] >= cut) buffer.push_back(rank_key(scores[i], i));
+  }
+  if (static_cast<int64_t>(buffer.size()) < count) return false;
+  // Every position outside the buffer scores below the cut, so below all `count` it keeps.
+  keep_largest(buffer, count);
+  return true;
+}
 
 }  // namespace
 
-// Candidates that beat the running threshold go to a buffer; whenever it holds 2 * count, the
-// `count` best stay (nth_element under the total order) and the threshold becomes the worst of
-// them. A scan in position order never lets a later equal score displace an earlier one, so '>'
-// suffices. Linear in m, with few data-dependent branches (a heap's sift costs more).
 void rank_top_row(const float* scores, int64_t m, int64_t count, int64_t* out) {
   if (count == 0) return;
-  const auto c = static_cast<size_t>(count);
-  std::vector<Ranked> buffer;
-  buffer.reserve(2 * c);
-  const auto keep_best = [&] {
-    std::nth_element(buffer.begin(), buffer.begin() + (count - 1), buffer.end(), RanksBefore{});
-    buffer.resize(c);
-  };
-  bool full = false;
-  float threshold = 0;
-  for (int64_t i = 0; i < m; ++i) {
-    if (!full || scores[i] > threshold) {
-      buffer.push_back({scores[i], i});
-      if (buffer.size() == 2 * c) {
-        keep_best();
-        threshold = buffer.back().score;
-        full = true;
-      }
-    }
+  if (m > int64_t{std::numeric_limits<uint32_t>::max()}) {
+    throw error_at("top-k", strfmt("a row of %lld tokens is too long to rank", (long long)m));
   }
-  if (buffer.size() > c) keep_best();
-  std::sort(buffer.begin(), buffer.end(), RanksBefore{});
-  for (size_t i = 0; i < c; ++i) out[i] = buffer[i].position;
+  Keys buffer;
+  buffer.reserve(static_cast<size_t>(2 * count + 8 * kSampleStride));
+  std::vector<float> sample;
+  // The cut pays for its sample where it collects at most a quarter of the row.
+  const bool sample_cut = (2 * count + 8 * kSampleStride) * 4 <= m;
+  if (!sample_cut || !keep_best_by_sampled_cut(scores, m, count, buffer, sample)) {
+    keep_best_by_scan(scores, m, count, buffer);
+  }
+  std::sort(buffer.begin(), buffer.end(), std::greater<uint64_t>());
+  for (int64_t i = 0; i < count; ++i) out[i] = position_of(buffer[static_cast<size_t>(i)]);
 }
 
 at::Tensor rank_top(const at::Tensor& scores, int64_t count) {
