@@ -19,16 +19,16 @@ namespace kvs::evict {
 namespace {
 
 // A score's bits as an unsigned number in the scores' order: -0 counts as +0 (they compare
-// equal), and NaN (0) ranks below every number.
+// equal), and NaN ranks above every number, as torch's sort (the CUDA path) has it.
 inline uint32_t ordered_bits(float score) {
-  if (score != score) return 0;
+  if (score != score) return 0xFFFFFFFFu;
   const float s = score + 0.0f;  // -0 + 0 = +0
   uint32_t bits;
   std::memcpy(&bits, &s, sizeof bits);
   return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
 }
 
-// The score whose ordered_bits these are (never called with the NaN code 0).
+// The score whose ordered_bits these are (a NaN for NaN's code).
 inline float score_of(uint32_t ordered) {
   const uint32_t bits = (ordered & 0x80000000u) ? (ordered & 0x7FFFFFFFu) : ~ordered;
   float s;
@@ -58,9 +58,10 @@ constexpr int64_t kBlock = 16;  // scores tested at once before any one is looke
 typedef float Quad __attribute__((vector_size(16)));  // one SSE register
 typedef int32_t QuadMask __attribute__((vector_size(16)));
 
-// Bit j set where p[j] is above `floor` (or equal to it, with OrEqual), for j < kBlock: four
-// vector comparisons, so the many blocks that hold no contender cost a few cycles, and the
-// others are visited only at their hits.
+// Bit j set where p[j] is not at or below `floor` (not below it, with OrEqual), for j < kBlock:
+// NaN, which ranks first, always passes, and a NaN floor passes everything. Four vector
+// comparisons, so the many blocks that hold no contender cost a few cycles, and the others are
+// visited only at their hits.
 template <bool OrEqual>
 inline uint32_t beyond_mask(const float* p, float floor) {
   const Quad f = {floor, floor, floor, floor};
@@ -69,7 +70,7 @@ inline uint32_t beyond_mask(const float* p, float floor) {
   for (int q = 0; q < 4; ++q) {
     Quad v;
     std::memcpy(&v, p + 4 * q, sizeof v);
-    const QuadMask hit = OrEqual ? (v >= f) : (v > f);
+    const QuadMask hit = OrEqual ? ~(v < f) : ~(v <= f);
     bits |= (hit & weights) << (4 * q);
   }
   return static_cast<uint32_t>(bits[0] | bits[1] | bits[2] | bits[3]);
@@ -77,22 +78,21 @@ inline uint32_t beyond_mask(const float* p, float floor) {
 
 // Any row: keys that beat the running threshold go to the buffer; whenever it holds 2 * count,
 // the `count` best stay and the threshold becomes the worst of them. A scan in position order
-// never lets a later equal score displace an earlier one, so '>' on the scores suffices, and a
-// block's scores are compared at once, and only those above the threshold offered. Linear in m.
+// never lets a later equal score displace an earlier one, so "not at or below" on the scores
+// suffices (a NaN threshold lets all through), and a block's scores are compared at once, only
+// those beyond the threshold offered. Linear in m.
 void keep_best_by_scan(const float* scores, int64_t m, int64_t count, Keys& buffer) {
   buffer.clear();
   const auto c = static_cast<size_t>(count);
   bool full = false;
   float threshold = 0;  // the worst kept score, once full
   const auto offer = [&](int64_t i) {
-    if (full && !(scores[i] > threshold)) return;
+    if (full && scores[i] <= threshold) return;
     buffer.push_back(rank_key(scores[i], i));
     if (buffer.size() == 2 * c) {
       keep_largest(buffer, count);
-      const auto worst = static_cast<uint32_t>(buffer.back() >> 32);  // the count-th best
-      // A NaN among the kept (code 0) is beaten by every number: compare with none skipped.
-      full = worst != 0;
-      threshold = full ? score_of(worst) : 0;
+      threshold = score_of(static_cast<uint32_t>(buffer.back() >> 32));  // the count-th best
+      full = true;
     }
   };
   int64_t i = 0;
@@ -121,11 +121,11 @@ bool keep_best_by_sampled_cut(const float* scores, int64_t m, int64_t count, Key
   sample.resize(static_cast<size_t>(samples));
   for (int64_t j = 0; j < samples; ++j) sample[j] = scores[j * kSampleStride];
   keep_best_by_scan(sample.data(), samples, k, buffer);
-  const auto kth = static_cast<uint32_t>(*std::min_element(buffer.begin(), buffer.end()) >> 32);
-  if (kth == 0) return false;  // NaN: no cut between numbers
-  const float cut = score_of(kth);
+  const float cut =
+      score_of(static_cast<uint32_t>(*std::min_element(buffer.begin(), buffer.end()) >> 32));
   buffer.clear();
-  // s >= cut, in floats, is ordered_bits(s) >= ordered_bits(cut): -0 counts as +0, NaN fails.
+  // !(s < cut), in floats, is ordered_bits(s) >= ordered_bits(cut): -0 counts as +0, a NaN score
+  // passes, and a NaN cut passes all.
   int64_t i = 0;
   for (; i + kBlock <= m; i += kBlock) {
     for (uint32_t hits = beyond_mask<true>(scores + i, cut); hits != 0; hits &= hits - 1) {
@@ -134,7 +134,7 @@ bool keep_best_by_sampled_cut(const float* scores, int64_t m, int64_t count, Key
     }
   }
   for (; i < m; ++i) {
-    if (scores[i] >= cut) buffer.push_back(rank_key(scores[i], i));
+    if (!(scores[i] < cut)) buffer.push_back(rank_key(scores[i], i));
   }
   if (static_cast<int64_t>(buffer.size()) < count) return false;
   // Every position outside the buffer scores below the cut, so below all `count` it keeps.

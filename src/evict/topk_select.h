@@ -1,5 +1,6 @@
 // Top-k selection of the baselines, with a deterministic ranking (torch.topk leaves ties
-// unspecified): a higher score ranks first; equal scores rank by LOWER position first. The greedy
+// unspecified): a higher score ranks first; equal scores rank by LOWER position first (-0 equals
+// +0; NaN ranks above every number, as torch's sort has it). The greedy
 // selector ranks its candidates by the same rule, which is what makes lambda1 = lambda2 = 0 select
 // exactly the baseline's tokens.
 #pragma once

@@ -68,19 +68,21 @@ TEST(TopK, LongRowsRankLikeTheReferenceOnBothPaths) {
   }
 }
 
-// -0 ranks as +0 (they compare equal, so position decides), and NaN below every number.
-TEST(TopK, SignedZerosTieAndNaNRanksLast) {
+// -0 ranks as +0 (they compare equal, so position decides), and NaN above every number (as
+// torch's sort, the CUDA path, ranks it).
+TEST(TopK, SignedZerosTieAndNaNRanksFirst) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // 40 tokens take the scan; 40,000 the sampled cut, which here falls among the zeros.
   for (const auto& [m, counts] : {std::pair<int64_t, std::vector<int64_t>>{40, {1, 10, 21, 30, 40}},
                                   {40000, {1, 500, 1000, 4000}}}) {
     std::vector<float> s(static_cast<size_t>(m));
-    const float kinds[4] = {0.0f, -0.0f, nan, -1.0f};
-    for (int64_t i = 0; i < m; ++i) s[i] = i % 50 == 0 ? 2.0f : kinds[(i * 7) % 4];
+    const float kinds[3] = {0.0f, -0.0f, -1.0f};
+    for (int64_t i = 0; i < m; ++i)
+      s[i] = i % 97 == 0 ? nan : i % 50 == 0 ? 2.0f : kinds[(i * 7) % 3];
     const at::Tensor scores = at::from_blob(s.data(), {1, m}).clone();
     std::vector<int64_t> order(static_cast<size_t>(m));
     std::iota(order.begin(), order.end(), 0);
-    const auto level = [&](int64_t i) { return std::isnan(s[i]) ? -2.0f : s[i] + 0.0f; };
+    const auto level = [&](int64_t i) { return std::isnan(s[i]) ? 3.0f : s[i] + 0.0f; };
     std::stable_sort(order.begin(), order.end(),
                      [&](int64_t a, int64_t b) { return level(a) > level(b); });
     for (const int64_t count : counts) {
