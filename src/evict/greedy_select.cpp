@@ -103,32 +103,30 @@ inline void normalise_key(const float* key, int64_t d, float* unit) {
   for (int64_t e = 0; e < d; ++e) unit[e] = key[e] / norm;
 }
 
-// The candidates' unit keys as the admission reads them: keys(c) is candidate c's. Either all
-// given, or each normalised from the head's keys into `scratch` when first read: the lazy loop
-// reads only those it refreshes or admits (about a third of 4 x count on the bench's inputs).
+// The candidates' unit keys as the admission reads them: keys(c) is candidate c's, at
+// unit + c * d. Either all given, or (with head_keys) each normalised into `unit` from the head's
+// keys when first read: the lazy loop reads only those it refreshes or admits (about a third of
+// 4 x count on the bench's inputs).
 class CandidateKeys {
  public:
-  CandidateKeys(const float* unit, int64_t d) : unit_(unit), d_(d) {}
-  CandidateKeys(float* scratch, int64_t d, const float* head_keys, const int64_t* ranked,
-                uint8_t* ready)
-      : unit_(scratch), d_(d), scratch_(scratch), head_keys_(head_keys), ranked_(ranked),
-        ready_(ready) {}
+  CandidateKeys(float* unit, int64_t d, const float* head_keys = nullptr,
+                const int64_t* ranked = nullptr, uint8_t* ready = nullptr)
+      : unit_(unit), d_(d), head_keys_(head_keys), ranked_(ranked), ready_(ready) {}
 
   const float* operator()(int64_t c) {
-    if (scratch_ != nullptr && !ready_[c]) {
-      normalise_key(head_keys_ + ranked_[c] * d_, d_, scratch_ + c * d_);
+    if (head_keys_ != nullptr && !ready_[c]) {
+      normalise_key(head_keys_ + ranked_[c] * d_, d_, unit_ + c * d_);
       ready_[c] = 1;
     }
     return unit_ + c * d_;
   }
 
  private:
-  const float* unit_;
+  float* unit_;  // written only where head_keys_ is given
   int64_t d_;
-  float* scratch_ = nullptr;  // null: every key given
-  const float* head_keys_ = nullptr;
-  const int64_t* ranked_ = nullptr;
-  uint8_t* ready_ = nullptr;
+  const float* head_keys_;
+  const int64_t* ranked_;
+  uint8_t* ready_;
 };
 
 // Scratch space of one row, reused across the rows a thread handles.
@@ -350,7 +348,7 @@ at::Tensor admit_greedy(const at::Tensor& unit_keys, const at::Tensor& scores,
   const at::Tensor l2 = lambda2.to(at::kFloat).cpu().contiguous();
   const int64_t max_count = rows ? k.max().item<int64_t>() : 0;
   at::Tensor picked = at::full({rows, max_count}, -1, at::kLong);
-  const float* kp = keys.data_ptr<float>();
+  float* kp = keys.data_ptr<float>();  // read only: CandidateKeys without head keys writes none
   const float* sp = s.data_ptr<float>();
   const int64_t* cp = c.data_ptr<int64_t>();
   const int64_t* np = k.data_ptr<int64_t>();

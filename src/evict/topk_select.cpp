@@ -110,14 +110,18 @@ void keep_best_by_scan(const float* scores, int64_t m, int64_t count, Keys& buff
 
 constexpr int64_t kSampleStride = 16;  // every 16th score judges where the row's cut lies
 
+// How many of a row's positions the sampled cut aims to collect: twice those kept, and a margin
+// of 8 sampled scores' worth.
+constexpr int64_t cut_reach(int64_t count) { return 2 * count + 8 * kSampleStride; }
+
 // Long rows with few kept: the sample's k-th best score T, with k chosen so that about
-// 2 * count + 8 * stride positions of a row score >= T, is a cut the best `count` cannot fall
+// cut_reach(count) positions of a row score >= T, is a cut the best `count` cannot fall
 // below once that many do; the row is then swept once for the positions at or above T. Returns
 // false (buffer undefined) where the sample misjudged the row and fewer than `count` reached T.
 bool keep_best_by_sampled_cut(const float* scores, int64_t m, int64_t count, Keys& buffer,
                               std::vector<float>& sample) {
   const int64_t samples = (m + kSampleStride - 1) / kSampleStride;
-  const int64_t k = std::min(samples, 2 * count / kSampleStride + 8);
+  const int64_t k = std::min(samples, cut_reach(count) / kSampleStride);
   sample.resize(static_cast<size_t>(samples));
   for (int64_t j = 0; j < samples; ++j) sample[j] = scores[j * kSampleStride];
   keep_best_by_scan(sample.data(), samples, k, buffer);
@@ -150,10 +154,10 @@ void rank_top_row(const float* scores, int64_t m, int64_t count, int64_t* out) {
     throw error_at("top-k", strfmt("a row of %lld tokens is too long to rank", (long long)m));
   }
   Keys buffer;
-  buffer.reserve(static_cast<size_t>(2 * count + 8 * kSampleStride));
+  buffer.reserve(static_cast<size_t>(cut_reach(count)));
   std::vector<float> sample;
   // The cut pays for its sample where it collects at most a quarter of the row.
-  const bool sample_cut = (2 * count + 8 * kSampleStride) * 4 <= m;
+  const bool sample_cut = cut_reach(count) * 4 <= m;
   if (!sample_cut || !keep_best_by_sampled_cut(scores, m, count, buffer, sample)) {
     keep_best_by_scan(scores, m, count, buffer);
   }
