@@ -1,11 +1,13 @@
 # kvsearch: `make setup` installs what the build needs, `make test` builds and runs every test,
-# `make demo` runs the embedded demo. Variables: BUILD_DIR, BUILD_TYPE, JOBS.
+# `make demo` runs the embedded demo, `make format-check` checks the formatting of the C++ lines
+# the last commit changed (FORMAT_BASE to compare with another). Variables: BUILD_DIR, BUILD_TYPE,
+# JOBS.
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all setup configure build test demo kernels clean
+.PHONY: all setup configure build test demo format-check clean
 
 all: build
 
@@ -23,6 +25,10 @@ test: build
 
 demo: build
 	@bash tools/demo.sh ./$(BUILD_DIR)/kvsearch results/demo
+
+FORMAT_BASE ?= HEAD~1
+format-check: setup
+	@bash tools/check_format.sh $(FORMAT_BASE)
 
 clean:
 	rm -rf $(BUILD_DIR)

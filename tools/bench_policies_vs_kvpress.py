@@ -21,7 +21,7 @@ layer, the W = 8 observation window included; n: the prompt's tokens that kvpres
   PyramidKV(B) PyramidKVPress(compression_ratio = 1 - (B - 8)/n, window_size 8, kernel_size 7, beta 20)
   Global(B)    KeyDiffPress(compression_ratio = 1 - B/n): kvpress has no diversity-aware mean
                attention score; KeyDiff (keys least like the mean key) is its closest diverse press.
-Where they still differ: kvpress pools scores with an average, kvsearch with a max (REFERENCE.md);
+Where they still differ: kvpress pools scores with an average, kvsearch with a max (docs/reference.md);
 a press sets one ratio for the whole prompt, kvsearch a count of entries per head.
 
 Protocols, since they decide what the window sees:

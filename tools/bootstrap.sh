@@ -11,7 +11,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 debian_packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git clang-format
   libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libsqlite3-dev sqlite3 libpcre2-dev libgtest-dev googletest
   wamerican  # /usr/share/dict/words: the word list of `kvsearch data ruler`
@@ -26,9 +26,20 @@ for p in "${debian_packages[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing Debian packages: ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  # apt's own chatter (debconf's "delaying package configuration" where apt-utils is absent)
+  # is kept in a log that is printed only if the install fails.
+  apt_log="$(mktemp)"
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+           "${missing[@]}"; } >"$apt_log" 2>&1; then
+    cat "$apt_log" >&2
+    exit 1
+  fi
+  rm -f "$apt_log"
 fi
+
+# pip's warning about running as root (every CI machine and container does) says nothing a user
+# of this script can act on; its version nag neither.
+export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # Python packages: pinned in tools/requirements.txt. torch brings LibTorch; the rest are test
 # oracles (transformers, rouge, fuzzywuzzy, tiktoken) and the plotting of figures (matplotlib).

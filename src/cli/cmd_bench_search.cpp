@@ -2,15 +2,15 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "bench/search_bench.h"
 #include "cli/command.h"
 #include "core/settings.h"
-#include "search/search_bench.h"
 
 namespace {
 
 void setup_bench_search(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("search", "Policies evaluated one at a time vs batched");
-  auto opts = std::make_shared<kvs::search::SearchBenchOptions>();
+  auto opts = std::make_shared<kvs::bench::SearchBenchOptions>();
   auto json = std::make_shared<bool>(false);
   cmd->add_option("--model", opts->model_dir, "Checkpoint directory (or KVSEARCH_MODEL)");
   cmd->add_option("--longbench", opts->longbench_dir, "LongBench directory (or KVSEARCH_LONGBENCH)");
@@ -25,8 +25,9 @@ void setup_bench_search(CLI::App& parent) {
   cmd->callback([opts, json] {
     opts->model_dir = kvs::resolve_setting(kvs::kModelSetting, opts->model_dir);
     opts->longbench_dir = kvs::resolve_setting(kvs::kLongBenchSetting, opts->longbench_dir);
-    const auto r = kvs::search::bench_search(*opts);
-    std::cout << (*json ? kvs::search::search_bench_json(r) + "\n" : kvs::search::search_bench_table(r));
+    const auto r = kvs::bench::bench_search(*opts);
+    std::cout << (*json ? kvs::bench::search_bench_json(r) + "\n"
+                        : kvs::bench::search_bench_table(r));
   });
 }
 

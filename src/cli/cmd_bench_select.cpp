@@ -4,35 +4,35 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench/select_bench.h"
 #include "cli/command.h"
 #include "core/log.h"
-#include "evict/select_bench.h"
 #include "model/runtime.h"
 
 namespace kvs::cli {
 namespace {
 
 struct BenchOptions {
-  evict::SelectBenchOptions bench;
+  bench::SelectBenchOptions bench;
   std::string device = "cpu";
   std::string save_inputs;
   bool json = false;
 };
 
-std::string spread_ms(const model::Spread& s) {
+std::string spread_ms(const bench::Spread& s) {
   return strfmt("%9.1f ms  [%.1f, %.1f]", s.median, s.low, s.high);
 }
 
 void run(BenchOptions o) {
   o.bench.device = model::resolve_device(o.device);
   if (!o.save_inputs.empty()) {
-    evict::save_select_bench_inputs(o.bench, o.save_inputs);
+    bench::save_select_bench_inputs(o.bench, o.save_inputs);
     log::info("bench select: inputs and policies written to " + o.save_inputs);
     return;
   }
-  const evict::SelectBenchResult r = evict::run_select_bench(o.bench);
+  const bench::SelectBenchResult r = bench::run_select_bench(o.bench);
   if (o.json) {
-    std::printf("%s\n", evict::select_bench_to_json(r).dump(2).c_str());
+    std::printf("%s\n", bench::select_bench_to_json(r).dump(2).c_str());
     return;
   }
   const auto& b = r.options;
@@ -61,7 +61,7 @@ void run(BenchOptions o) {
 
 void setup_bench_select(CLI::App& parent) {
   auto options = std::make_shared<BenchOptions>();
-  evict::SelectBenchOptions& b = options->bench;
+  bench::SelectBenchOptions& b = options->bench;
   CLI::App* cmd = parent.add_subcommand(
       "select",
       "Time window statistics, top-k and greedy selection and the complete eviction step "

@@ -4,11 +4,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench/tokenizer_benchmark.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/tokenizer_benchmark.h"
 
 namespace kvs::cli {
 
@@ -28,7 +28,7 @@ void run(const BenchTokenizerOptions& o) {
     throw Error("bench tokenizer: give exactly one of --model or --tokenizer");
   const std::string file = o.model.empty() ? o.tokenizer : tokenizer::find_tokenizer_file(o.model);
   const auto tok = tokenizer::load_tokenizer_file(file);
-  const auto r = tokenizer::run_tokenizer_benchmark(*tok, file, o.words, o.repeats, o.python);
+  const auto r = bench::run_tokenizer_benchmark(*tok, file, o.words, o.repeats, o.python);
   const auto ratio = r.speed_ratio();
   if (r.tiktoken && !r.same_ids) log::warn("tiktoken's ids differ from ours on the benchmark text");
 

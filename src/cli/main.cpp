@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "cpu/features.h"
 #include "model/runtime.h"
 
 namespace kvs::cli {
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.parse_complete_callback([&] {
     kvs::log::set_verbose(verbose);
+    kvs::cpu::level();  // reads KVS_CPU now, so a bad value is one line before any work starts
     kvs::model::set_cpu_threads(threads);
     kvs::model::reuse_freed_memory();
   });

@@ -1,7 +1,7 @@
 // A GGUF file (llama.cpp's checkpoint format, versions 2 and 3), memory-mapped and validated when
 // opened: header, every metadata value, every tensor info, general.alignment; each offset and size
 // is checked against the file. Torch-free: the tokenizer reads its vocabulary through this too.
-// The format facts are in shared/GGUF.md; errors name the file and the key or tensor.
+// The format facts are in docs/gguf.md; errors name the file and the key or tensor.
 #pragma once
 
 #include <cstdint>

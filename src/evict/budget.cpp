@@ -31,7 +31,7 @@ void validate_budget(const BudgetSpec& spec, const std::string& where) {
 
 namespace {
 
-// PyramidKV's arithmetic, floor divisions included (REFERENCE.md §2).
+// PyramidKV's arithmetic, floor divisions included (docs/reference.md §2).
 std::vector<int64_t> pyramid(const BudgetSpec& spec, int64_t prompt_length, int64_t num_layers) {
   const int64_t per_layer = spec.budget - spec.window;
   const int64_t scorable = prompt_length - spec.window;

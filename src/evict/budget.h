@@ -1,7 +1,8 @@
 // Per-layer budgets: how many prompt tokens each layer selects on top of the W window tokens,
 // which are always kept. Uniform is SnapKV's (B - W per layer); Pyramid is PyramidKV's linear
 // schedule, reproduced with its floor divisions, so its total exceeds the uniform one
-// (REFERENCE.md §2); `redistribute` instead makes the total equal the uniform total. Torch-free.
+// (docs/reference.md §2); `redistribute` instead makes the total equal the uniform total.
+// Torch-free.
 #pragma once
 
 #include <cstdint>

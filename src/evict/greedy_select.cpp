@@ -12,21 +12,25 @@
 
 #include "core/error.h"
 #include "core/strfmt.h"
+#include "cpu/features.h"
+#include "cpu/parallel_tasks.h"
 #include "evict/tensor_checks.h"
 #include "evict/topk_select.h"
-#include "model/parallel_tasks.h"
 
 #ifdef KVS_WITH_KERNELS
 #include "kernels/evict_kernels.h"
 #endif
 
-// The admission loop is dominated by float dot products; on x86-64 GCC also compiles an AVX2
-// clone of it and picks one by CPU feature at load time, so the binary still runs on any x86-64.
-// (No FMA: the clones then round identically, whichever one a machine runs.)
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KVS_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+// The admission loop is dominated by float dot products. Its three loops are written once, as
+// bodies inlined into two twins: one built for baseline x86-64 (the scalar level) and one with
+// AVX2, and cpu::at_least(Level::Avx2) picks the twin at each call (admit_row,
+// normalise_first_keys), so KVS_CPU=scalar runs the baseline twin on any machine. No FMA: the
+// twins round identically, whichever one runs.
+#define KVS_TWIN_BODY __attribute__((always_inline)) inline
+#if defined(__x86_64__) && defined(__GNUC__)
+#define KVS_AVX2_TWIN __attribute__((target("avx2")))
 #else
-#define KVS_VECTOR_CLONES
+#define KVS_AVX2_TWIN
 #endif
 
 namespace kvs::evict {
@@ -141,9 +145,9 @@ struct RowWorkspace {
 // lambda2 > 0: each admission updates corr of every remaining candidate (eight per sweep of the
 // admitted key) and finds the next argmax in the same pass. Strict '>' in ascending candidate
 // index is the tie rule.
-KVS_VECTOR_CLONES
-void admit_eager(CandidateKeys& keys, const float* score, int64_t candidates, int64_t d,
-                 int64_t count, float lambda2, int64_t* picked, RowWorkspace& ws) {
+KVS_TWIN_BODY void admit_eager_body(CandidateKeys& keys, const float* score, int64_t candidates,
+                                    int64_t d, int64_t count, float lambda2, int64_t* picked,
+                                    RowWorkspace& ws) {
   float* corr = ws.corr.data();
   std::fill(corr, corr + candidates, 0.0f);
   auto& remaining = ws.remaining;
@@ -232,10 +236,10 @@ inline int64_t next_contender(const float* bound, const float* best_after, int64
 // refresh only while its bound still beats that best; a later candidate that merely equals it
 // loses the tie, as in the eager loop. The bounds are kept in one array (-inf once admitted), so
 // the many candidates that cannot win are passed over in a tight sweep. Same dot products, same
-// floats: the result equals admit_eager's bit for bit, without a heap's sifting.
-KVS_VECTOR_CLONES
-void admit_lazy(CandidateKeys& keys, const float* score, int64_t candidates, int64_t d,
-                int64_t count, float lambda2, int64_t* picked, RowWorkspace& ws) {
+// floats: the result equals admit_eager_body's bit for bit, without a heap's sifting.
+KVS_TWIN_BODY void admit_lazy_body(CandidateKeys& keys, const float* score, int64_t candidates,
+                                   int64_t d, int64_t count, float lambda2, int64_t* picked,
+                                   RowWorkspace& ws) {
   if (count == 0) return;
   float* corr = ws.corr.data();
   int64_t* seen = ws.seen.data();
@@ -245,7 +249,8 @@ void admit_lazy(CandidateKeys& keys, const float* score, int64_t candidates, int
   std::fill(seen, seen + candidates, 0);
   for (int64_t i = 0; i < candidates; ++i) bound[i] = score[i] + lambda2 * corr[i];
   best_after[candidates - 1] = score[candidates - 1];
-  for (int64_t i = candidates - 2; i >= 0; --i) best_after[i] = std::max(score[i], best_after[i + 1]);
+  for (int64_t i = candidates - 2; i >= 0; --i)
+    best_after[i] = std::max(score[i], best_after[i + 1]);
   int64_t first_open = 0;  // the lowest candidate not admitted
   for (int64_t t = 0; t < count; ++t) {
     while (seen[first_open] < 0) ++first_open;
@@ -286,6 +291,17 @@ void admit_lazy(CandidateKeys& keys, const float* score, int64_t candidates, int
   }
 }
 
+// The admission (lambda2 < 0: the lazy loop, else the eager one) in its AVX2 twin; admit_row
+// calls the bodies directly for the baseline twin (see KVS_TWIN_BODY above).
+KVS_AVX2_TWIN void admit_avx2(CandidateKeys& keys, const float* score, int64_t candidates,
+                              int64_t d, int64_t count, float lambda2, int64_t* picked,
+                              RowWorkspace& ws) {
+  if (lambda2 < 0.0f)
+    admit_lazy_body(keys, score, candidates, d, count, lambda2, picked, ws);
+  else
+    admit_eager_body(keys, score, candidates, d, count, lambda2, picked, ws);
+}
+
 void admit_row(CandidateKeys& keys, const float* score, int64_t candidates, int64_t d,
                int64_t count, float lambda2, int64_t* picked, RowWorkspace& ws) {
   ws.corr.resize(static_cast<size_t>(candidates));
@@ -296,10 +312,12 @@ void admit_row(CandidateKeys& keys, const float* score, int64_t candidates, int6
     // The objective is s~ itself, which the candidates' rank order already sorts (ties to the
     // lower index): the admission order is the candidate order.
     for (int64_t t = 0; t < count; ++t) picked[t] = t;
+  } else if (cpu::at_least(cpu::Level::Avx2)) {
+    admit_avx2(keys, score, candidates, d, count, lambda2, picked, ws);
   } else if (lambda2 < 0.0f) {
-    admit_lazy(keys, score, candidates, d, count, lambda2, picked, ws);
+    admit_lazy_body(keys, score, candidates, d, count, lambda2, picked, ws);
   } else {
-    admit_eager(keys, score, candidates, d, count, lambda2, picked, ws);
+    admit_eager_body(keys, score, candidates, d, count, lambda2, picked, ws);
   }
 }
 
@@ -354,10 +372,12 @@ at::Tensor admit_greedy(const at::Tensor& unit_keys, const at::Tensor& scores,
   const int64_t* np = k.data_ptr<int64_t>();
   const float* lp = l2.data_ptr<float>();
   int64_t* pp = picked.data_ptr<int64_t>();
-  model::for_each_task(rows, [] { return RowWorkspace{}; }, [&](int64_t r, RowWorkspace& workspace) {
-    CandidateKeys unit(kp + r * width * d, d);
-    admit_row(unit, sp + r * width, cp[r], d, np[r], lp[r], pp + r * max_count, workspace);
-  });
+  cpu::for_each_task(
+      rows, [] { return RowWorkspace{}; },
+      [&](int64_t r, RowWorkspace& workspace) {
+        CandidateKeys unit(kp + r * width * d, d);
+        admit_row(unit, sp + r * width, cp[r], d, np[r], lp[r], pp + r * max_count, workspace);
+      });
   return picked.to(unit_keys.device());
 }
 
@@ -373,13 +393,14 @@ void normalise_scores(const float* scores, const int64_t* ranked, int64_t width,
 // The unit keys of candidates [0, first): the ones the admission will read, normalised in one
 // sweep. The keys lie scattered over the head's n keys, mostly outside the caches: each one is
 // requested a few candidates ahead of its use.
-KVS_VECTOR_CLONES
-void normalise_first_keys(const float* head_keys, const int64_t* ranked, int64_t first, int64_t d,
-                          float* unit, uint8_t* ready) {
+KVS_TWIN_BODY void normalise_first_keys_body(const float* head_keys, const int64_t* ranked,
+                                             int64_t first, int64_t d, float* unit,
+                                             uint8_t* ready) {
   constexpr int64_t kAhead = 4;
   const auto prefetch = [&](int64_t c) {
     const char* key = reinterpret_cast<const char*>(head_keys + ranked[c] * d);
-    for (int64_t byte = 0; byte < d * int64_t{sizeof(float)}; byte += 64) __builtin_prefetch(key + byte);
+    for (int64_t byte = 0; byte < d * int64_t{sizeof(float)}; byte += 64)
+      __builtin_prefetch(key + byte);
   };
   for (int64_t c = 0; c < std::min(first, kAhead); ++c) prefetch(c);
   for (int64_t c = 0; c < first; ++c) {
@@ -387,6 +408,19 @@ void normalise_first_keys(const float* head_keys, const int64_t* ranked, int64_t
     normalise_key(head_keys + ranked[c] * d, d, unit + c * d);
     ready[c] = 1;
   }
+}
+
+KVS_AVX2_TWIN void normalise_first_keys_avx2(const float* head_keys, const int64_t* ranked,
+                                             int64_t first, int64_t d, float* unit,
+                                             uint8_t* ready) {
+  normalise_first_keys_body(head_keys, ranked, first, d, unit, ready);
+}
+void normalise_first_keys(const float* head_keys, const int64_t* ranked, int64_t first, int64_t d,
+                          float* unit, uint8_t* ready) {
+  if (cpu::at_least(cpu::Level::Avx2))
+    normalise_first_keys_avx2(head_keys, ranked, first, d, unit, ready);
+  else
+    normalise_first_keys_body(head_keys, ranked, first, d, unit, ready);
 }
 
 // How many of the candidates' keys to normalise before the admission: all for the eager loop,
@@ -426,7 +460,7 @@ void select_greedy_cpu(const at::Tensor& scores, const at::Tensor& keys, int64_t
                      std::vector<float>(static_cast<size_t>(width)),
                      std::vector<uint8_t>(static_cast<size_t>(width))};
   };
-  model::for_each_task(rows, make_workspace, [&](int64_t r, Workspace& ws) {
+  cpu::for_each_task(rows, make_workspace, [&](int64_t r, Workspace& ws) {
     const float* row = sp + r * m;
     const float* head_keys = kp + (r / group) * n * d;
     rank_top_row(row, m, width, ws.ranked.data());
@@ -435,8 +469,7 @@ void select_greedy_cpu(const at::Tensor& scores, const at::Tensor& keys, int64_t
     normalise_first_keys(head_keys, ws.ranked.data(), keys_read_up_front(lambda2, count, width), d,
                          ws.unit.data(), ws.ready.data());
     CandidateKeys unit(ws.unit.data(), d, head_keys, ws.ranked.data(), ws.ready.data());
-    admit_row(unit, ws.normalized.data(), width, d, count, lambda2, ws.picked.data(),
-              ws.admission);
+    admit_row(unit, ws.normalized.data(), width, d, count, lambda2, ws.picked.data(), ws.admission);
     int64_t* positions = op + r * count;
     for (int64_t t = 0; t < count; ++t) positions[t] = ws.ranked[ws.picked[t]];
     std::sort(positions, positions + count);

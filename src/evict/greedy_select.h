@@ -1,4 +1,4 @@
-// The diversity-aware greedy admission (MMR) of REFERENCE.md §1, per row of scores:
+// The diversity-aware greedy admission (MMR) of docs/reference.md §1, per row of scores:
 //   candidates  C = the top min(m, candidate_factor * count) tokens (rank rule of topk_select.h)
 //   s~_i        = s_i / max(max_j s_j, 1e-12)      (max over all m tokens: the best candidate)
 //   corr(i, S)  = max(0, max over j in S of cos(k_i, k_j)) on the post-RoPE keys; corr(i, {}) = 0

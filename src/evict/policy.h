@@ -33,7 +33,7 @@ enum class Pooling { Max, Avg, None };  // along the token axis, kernel `kernel`
 enum class Granularity { QueryHead, KvHead };
 enum class GroupReduce { Mean, Max };
 
-// The score-term switches of the ablations (REFERENCE.md §1, Table 3).
+// The score-term switches of the ablations (docs/reference.md §1, Table 3).
 //   s = [mean] mu + [dispersion] lambda1 * sigma;   greedy objective s~ + [corr] lambda2 * corr
 struct ScoreTerms {
   bool mean = true;

@@ -1,6 +1,6 @@
 // Layer profiles of one score coefficient (lambda1 or lambda2): latent parameters a in "a-space",
 // lambda(l) = sinh(a(l)), so that search steps of fixed size in a are small near 0 and grow for
-// large coefficients (REFERENCE.md §1). Torch-free.
+// large coefficients (docs/reference.md §1). Torch-free.
 //   Global:      a(l) = a0
 //   Segments(n): a(l) = a_s with s = floor(l * n / L) (n contiguous depth segments)
 //   Curve:       a(l) = c0 + c1 t + c2 t^2 with t = l / (L - 1)

@@ -1,4 +1,4 @@
-// The base score of one policy on one layer (REFERENCE.md §1-2):
+// The base score of one policy on one layer (docs/reference.md §1-2):
 //   s_i = [terms.mean] mu_i + [terms.dispersion] lambda1 * sigma_i      per query head,
 // reduced over each query-head group (mean or max) for kv_head granularity, then pooled along the
 // tokens with the policy's kernel and stride 1 (max: -inf padding; avg: zero padding counted, as

@@ -20,8 +20,8 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "cpu/window_stats_avx512.h"
 #include "evict/tensor_checks.h"
-#include "evict/window_stats_avx512.h"
 
 #ifdef KVS_WITH_KERNELS
 #include "kernels/evict_kernels.h"
@@ -187,8 +187,9 @@ WindowStats window_stats_avx512_cpu(const at::Tensor& window_queries, const at::
   stats.window = window;
   stats.mu = at::empty({heads, n - window}, at::kFloat);
   stats.sigma = at::empty({heads, n - window}, at::kFloat);
-  window_stats_avx512(q.data_ptr<float>(), k.data_ptr<float>(), kv_heads, heads / kv_heads, window,
-                      n, dim, stats.mu.data_ptr<float>(), stats.sigma.data_ptr<float>());
+  cpu::window_stats_avx512(q.data_ptr<float>(), k.data_ptr<float>(), kv_heads, heads / kv_heads,
+                           window, n, dim, stats.mu.data_ptr<float>(),
+                           stats.sigma.data_ptr<float>());
   return stats;
 }
 
@@ -207,8 +208,9 @@ WindowStats compute_window_stats(const at::Tensor& window_queries, const at::Ten
   }
 #endif
   if (keys.is_cpu()) {
-    return window_stats_avx512_available() ? window_stats_avx512_cpu(window_queries, keys)
-                                           : compute_window_stats_aten_cpu(window_queries, keys);
+    return cpu::window_stats_avx512_available()
+               ? window_stats_avx512_cpu(window_queries, keys)
+               : compute_window_stats_aten_cpu(window_queries, keys);
   }
   return compute_window_stats_reference(window_queries, keys);
 }

@@ -1,4 +1,4 @@
-// Window statistics of one layer (REFERENCE.md §1-2): the fp32 softmax of the last W prompt
+// Window statistics of one layer (docs/reference.md §1-2): the fp32 softmax of the last W prompt
 // queries over all n prompt keys (post-RoPE, scaled by 1/sqrt(head_dim), causal inside the W x W
 // window block only), then per query head and token i in [0, n - W):
 //   mu_i    = mean over the W window queries of A[q, i]

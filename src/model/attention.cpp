@@ -19,10 +19,10 @@
 #include <limits>
 
 #include "core/error.h"
-#include "model/flash_attention.h"
-#include "model/parallel_tasks.h"
+#include "cpu/flash_attention.h"
+#include "cpu/parallel_tasks.h"
+#include "cpu/row_product.h"
 #include "model/prefill_blocks.h"
-#include "model/row_product.h"
 
 #if TORCH_VERSION_MAJOR >= 2
 #define KVS_HAVE_SDPA 1
@@ -57,7 +57,8 @@ at::Tensor blocked_prefill(const at::Tensor& q, const at::Tensor& k, const at::T
   at::Tensor out = at::empty_like(q);
   const at::Tensor grouped_q = q.view({kv_heads, group, n, d});
   for (int64_t q0 = 0; q0 < n;) {
-    const int64_t most_keys = window ? std::min(n, *window + block_size) : std::min(n, q0 + block_size);
+    const int64_t most_keys =
+        window ? std::min(n, *window + block_size) : std::min(n, q0 + block_size);
     const int64_t rows = std::min(prefill_block_rows(heads, most_keys, block_size), n - q0);
     const int64_t k0 = window ? std::max<int64_t>(0, q0 - *window + 1) : 0;
     const int64_t keys = q0 + rows - k0;
@@ -65,10 +66,12 @@ at::Tensor blocked_prefill(const at::Tensor& q, const at::Tensor& k, const at::T
     const at::Tensor qb = grouped_q.narrow(2, q0, rows).reshape({kv_heads, group * rows, d});
     at::Tensor scores = at::bmm(qb, k.narrow(1, k0, keys).transpose(1, 2)).to(at::kFloat);
     scores.mul_(scale);
-    scores.view({kv_heads, group, rows, keys}).add_(causal_mask(q0, rows, k0, keys, window, q.device()));
+    scores.view({kv_heads, group, rows, keys})
+        .add_(causal_mask(q0, rows, k0, keys, window, q.device()));
     const at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
     scores.reset();
-    const at::Tensor ob = at::bmm(probs.view({kv_heads, group * rows, keys}), v.narrow(1, k0, keys));
+    const at::Tensor ob =
+        at::bmm(probs.view({kv_heads, group * rows, keys}), v.narrow(1, k0, keys));
     out.narrow(1, q0, rows).copy_(ob.view({heads, rows, d}));
     q0 += rows;
   }
@@ -86,8 +89,8 @@ at::Tensor sdpa_prefill(const at::Tensor& q, const at::Tensor& k, const at::Tens
 #else
   const at::Tensor kr = group > 1 ? k.repeat_interleave(group, 0) : k;
   const at::Tensor vr = group > 1 ? v.repeat_interleave(group, 0) : v;
-  return at::scaled_dot_product_attention(q.unsqueeze(0), kr.unsqueeze(0), vr.unsqueeze(0), {},
-                                          0.0, /*is_causal=*/true)
+  return at::scaled_dot_product_attention(q.unsqueeze(0), kr.unsqueeze(0), vr.unsqueeze(0), {}, 0.0,
+                                          /*is_causal=*/true)
       .squeeze(0);
 #endif
 }
@@ -102,7 +105,8 @@ bool float_cpu_kernels_apply(const at::Tensor& q, const LayerCache& layer) {
   return q.device().is_cpu() && q.scalar_type() == at::kFloat &&
          layer.keys.scalar_type() == at::kFloat && layer.values.scalar_type() == at::kFloat &&
          layer.keys.is_contiguous() && layer.values.is_contiguous() &&
-         q.size(3) % kCombineColumns == 0 && !c10::GradMode::is_enabled() && row_product_available();
+         q.size(3) % cpu::kCombineColumns == 0 && !c10::GradMode::is_enabled() &&
+         cpu::row_product_available();
 }
 
 }  // namespace
@@ -120,20 +124,23 @@ at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at:
   const bool window_cuts = options.sliding_window && *options.sliding_window < n;
   const bool fused_runs = q.device().is_cpu() && q.scalar_type() == at::kFloat &&
                           k.scalar_type() == at::kFloat && v.scalar_type() == at::kFloat &&
-                          !c10::GradMode::is_enabled() && causal_attention_available(q.size(2));
+                          !c10::GradMode::is_enabled() &&
+                          cpu::causal_attention_available(q.size(2));
   AttentionBackend backend = options.backend;
   if (backend == AttentionBackend::Auto && !window_cuts)
-    backend = fused_runs ? AttentionBackend::Fused
-                         : sdpa_available() ? AttentionBackend::Sdpa : AttentionBackend::Blocked;
+    backend = fused_runs         ? AttentionBackend::Fused
+              : sdpa_available() ? AttentionBackend::Sdpa
+                                 : AttentionBackend::Blocked;
   if (backend == AttentionBackend::Fused) {
     if (window_cuts) throw Error("the fused backend cannot apply a sliding window; use blocked");
     if (!fused_runs)
-      throw Error("the fused backend needs float32 CPU tensors, AVX-512F and a head_dim that is "
-                  "a multiple of 64");
+      throw Error(
+          "the fused backend needs float32 CPU tensors, AVX-512F and a head_dim that is "
+          "a multiple of 64");
     const at::Tensor qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
     at::Tensor out = at::empty_like(qc);
-    causal_attention(qc.data_ptr<float>(), kc.data_ptr<float>(), vc.data_ptr<float>(), q.size(0),
-                     k.size(0), n, q.size(2), out.data_ptr<float>());
+    cpu::causal_attention(qc.data_ptr<float>(), kc.data_ptr<float>(), vc.data_ptr<float>(),
+                          q.size(0), k.size(0), n, q.size(2), out.data_ptr<float>());
     return out;
   }
   if (backend == AttentionBackend::Sdpa) {
@@ -161,11 +168,10 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
   const bool window_cuts = sliding_window && *sliding_window < slots;
   // New token i sits in slot slots - t + i and sees the slots up to its own.
   const at::Tensor step_mask =
-      t > 1 || window_cuts
-          ? causal_mask(slots - t, t, 0, slots, window_cuts ? sliding_window : std::nullopt,
-                        q.device())
-                .repeat({group, 1})
-          : at::Tensor();
+      t > 1 || window_cuts ? causal_mask(slots - t, t, 0, slots,
+                                         window_cuts ? sliding_window : std::nullopt, q.device())
+                                 .repeat({group, 1})
+                           : at::Tensor();
   // Masks the scores in place (left padding, the new tokens' causality and window) and softmaxes.
   auto attend = [&](const at::Tensor& scores) {
     if (layer.prefix_mask.defined()) scores.narrow(-1, 0, layer.prefix_len).add_(layer.prefix_mask);
@@ -176,7 +182,8 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     // Scores and weighted values over blocks of cached keys, spread over the intra-op threads:
     // every (row, head) streams its keys and values once, and a few heads still keep every
     // thread busy.
-    const int64_t rows = group * t, cache_rows = layer.keys.size(2), heads_total = batch * cache_heads;
+    const int64_t rows = group * t, cache_rows = layer.keys.size(2),
+                  heads_total = batch * cache_heads;
     const at::Tensor q_scaled = (qg * scale).contiguous();
     at::Tensor scores = at::empty({batch, cache_heads, rows, slots}, q.options());
     const float* qp = q_scaled.data_ptr<float>();
@@ -193,8 +200,8 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     };
     // Tasks go to the threads as they finish theirs: the rows' kept counts differ by policy.
     const auto each_block = [&](const auto& task) {
-      for_each_task(heads_total * key_blocks,
-                    [&](int64_t i) { task(i / key_blocks, i % key_blocks * kKeyBlock, i); });
+      cpu::for_each_task(heads_total * key_blocks,
+                         [&](int64_t i) { task(i / key_blocks, i % key_blocks * kKeyBlock, i); });
     };
     each_block([&](int64_t bh, int64_t first, int64_t) {
       const int64_t last = std::min(slots, first + kKeyBlock);
@@ -203,8 +210,8 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
       for (int64_t r = 0; r < rows; ++r)
         std::fill(block_scores + r * slots + first, block_scores + r * slots + start, 0.0f);
       if (start < last)
-        row_product(qp + bh * rows * d, rows, d, kp + bh * cache_rows * d, start, last,
-                    block_scores, slots);
+        cpu::row_product(qp + bh * rows * d, rows, d, kp + bh * cache_rows * d, start, last,
+                         block_scores, slots);
     });
     const at::Tensor probs = attend(scores).contiguous();
     // Each task weighs one block of keys' values (read once, in cache for every column block);
@@ -220,8 +227,8 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
         std::fill(part + i * rows * d, part + (i + 1) * rows * d, 0.0f);
         return;
       }
-      row_combination(pp + bh * rows * slots + start, rows, slots, last - start,
-                      vp + (bh * cache_rows + start) * d, d, part + i * rows * d, d);
+      cpu::row_combination(pp + bh * rows * slots + start, rows, slots, last - start,
+                           vp + (bh * cache_rows + start) * d, d, part + i * rows * d, d);
     });
     const at::Tensor out = key_blocks == 1 ? partial.squeeze(2) : partial.sum(2);
     return out.view({batch, heads, t, d});

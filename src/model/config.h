@@ -49,7 +49,7 @@ ModelConfig load_config(const std::string& path);
 ModelConfig parse_config(const std::string& json_text, const std::string& where);
 std::string config_to_json(const ModelConfig& config);  // the HF layout, for writing checkpoints
 
-// From a GGUF file's llama.* and tokenizer.ggml.* metadata (shared/GGUF.md §1, §4); errors name
+// From a GGUF file's llama.* and tokenizer.ggml.* metadata (docs/gguf.md §1, §4); errors name
 // the file and the key. Architectures other than llama are refused by name.
 ModelConfig config_from_gguf(const gguf::File& file);
 

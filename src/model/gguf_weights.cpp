@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/error.h"
-#include "model/gguf_dequantize.h"
+#include "cpu/gguf_dequantize.h"
 
 namespace kvs::model {
 
@@ -18,7 +18,9 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 }  // namespace
 
@@ -73,11 +75,13 @@ at::Tensor GgufTensorSource::load(const std::string& name, const std::vector<int
   const std::string where = file_.path() + ": tensor '" + gguf_name + "' (" + name + ")";
   const gguf::TensorInfo* info = file_.find_tensor(gguf_name);
   if (!info) throw Error(file_.path() + ": missing tensor '" + gguf_name + "' (" + name + ")");
-  std::vector<int64_t> stored(info->dims.rbegin(), info->dims.rend());  // ggml lists dims innermost first
+  std::vector<int64_t> stored(info->dims.rbegin(),
+                              info->dims.rend());  // ggml lists dims innermost first
   if (stored != shape)
-    throw Error(where + ": shape " + shape_string(stored) + " but the metadata implies " + shape_string(shape));
+    throw Error(where + ": shape " + shape_string(stored) + " but the metadata implies " +
+                shape_string(shape));
   at::Tensor values = at::empty(stored, at::TensorOptions().dtype(at::kFloat));
-  dequantize(*info, values.data_ptr<float>(), file_.path());
+  cpu::dequantize(*info, values.data_ptr<float>(), file_.path());
   if (const int64_t heads = permuted_heads(name, config_))
     values = undo_rope_permutation(values, heads);
   return values.to(device, dtype);
@@ -85,7 +89,7 @@ at::Tensor GgufTensorSource::load(const std::string& name, const std::vector<int
 
 StoredBlocks GgufTensorSource::load_blocks(const std::string& name) {
   const gguf::TensorInfo* info = file_.find_tensor(gguf_tensor_name(name));
-  if (!info || info->dims.size() != 2 || !is_block_quantized(info->type)) return {};
+  if (!info || info->dims.size() != 2 || !cpu::is_block_quantized(info->type)) return {};
   const int64_t rows = static_cast<int64_t>(info->dims[1]);
   const int64_t row_bytes = static_cast<int64_t>(info->nbytes) / rows;
   at::Tensor bytes = at::empty({rows, row_bytes}, at::TensorOptions().dtype(at::kByte));

@@ -1,4 +1,4 @@
-// A GGUF file's tensors under their Hugging Face names (shared/GGUF.md §3, §4): token_embd ->
+// A GGUF file's tensors under their Hugging Face names (docs/gguf.md §3, §4): token_embd ->
 // model.embed_tokens, blk.N.attn_q -> model.layers.N.self_attn.q_proj, ...; dequantized to f32,
 // with the converter's Q/K row permutation undone so the half-split RoPE applies, then cast; and a
 // quantized tensor's blocks as stored (rows permuted alike), which CPU decode streams.

@@ -15,8 +15,8 @@
 #include <cmath>
 #include <vector>
 
-#include "model/parallel_tasks.h"
-#include "model/row_product.h"
+#include "cpu/parallel_tasks.h"
+#include "cpu/row_product.h"
 
 namespace kvs::model {
 
@@ -41,7 +41,7 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const StoredBl
   if (!x.device().is_cpu() || rows == 0 || rows > kMaxThreadedRows ||
       weight.numel() < kMinThreadedWeight || c10::GradMode::is_enabled() || !weight.is_contiguous())
     return at::linear(x, weight);
-  const bool own_kernel = row_product_available() && x.scalar_type() == at::kFloat &&
+  const bool own_kernel = cpu::row_product_available() && x.scalar_type() == at::kFloat &&
                           weight.scalar_type() == at::kFloat;
   if (!own_kernel && threads < 2) return at::linear(x, weight);
   at::Tensor y;
@@ -53,12 +53,12 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const StoredBl
     const uint8_t* stored = blocks.present() ? blocks.bytes.data_ptr<uint8_t>() : nullptr;
     float* yp = y.data_ptr<float>();
     // Blocks of weight rows that the threads take as they finish theirs.
-    for_each_task((out + kRowsPerBlock - 1) / kRowsPerBlock, [&](int64_t b) {
+    cpu::for_each_task((out + kRowsPerBlock - 1) / kRowsPerBlock, [&](int64_t b) {
       const int64_t begin = b * kRowsPerBlock, end = std::min(out, begin + kRowsPerBlock);
       if (stored)
-        block_row_product(xp, rows, in, stored, blocks.type, begin, end, yp, out);
+        cpu::block_row_product(xp, rows, in, stored, blocks.type, begin, end, yp, out);
       else
-        row_product(xp, rows, in, wp, begin, end, yp, out);
+        cpu::row_product(xp, rows, in, wp, begin, end, yp, out);
     });
   } else {
     // One block of weight rows per thread, written straight into its slice of y_t. Inside the

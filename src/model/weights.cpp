@@ -13,7 +13,7 @@
 #include "core/files.h"
 #include "core/log.h"
 #include "core/safetensors.h"
-#include "model/row_product.h"
+#include "cpu/row_product.h"
 
 namespace kvs::model {
 
@@ -133,7 +133,7 @@ Weights load_weights(TensorSource& source, const ModelConfig& c, at::Device devi
   const auto load = [&](const std::string& name, const std::vector<int64_t>& shape) {
     return source.load(name, shape, device, dtype);
   };
-  const bool keep_blocks = device.is_cpu() && dtype == at::kFloat && row_product_available();
+  const bool keep_blocks = device.is_cpu() && dtype == at::kFloat && cpu::row_product_available();
   const auto blocks = [&](const std::string& name) {
     return keep_blocks ? source.load_blocks(name) : StoredBlocks{};
   };

@@ -31,8 +31,8 @@ struct Resources {
   int64_t target_length;  // the prompt's token budget: cwe's repeats and fwe's vocabulary use it
   const QaCorpus* qa = nullptr;  // qa: the task's questions and documents
   size_t question_index = 0;     // qa: sample i asks question i
-  // qa: RULER shuffles the documents with a fresh generator of the run's seed (RULER.md 5.3), so
-  // one document count always gives one permutation.
+  // qa: RULER shuffles the documents with a fresh generator of the run's seed (docs/ruler.md 5.3),
+  // so one document count always gives one permutation.
   uint64_t shuffle_seed = 0;
 };
 

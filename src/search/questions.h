@@ -38,12 +38,12 @@ QuestionSet build_questions(const tokenizer::Tokenizer& tok, const longbench::Co
                             const std::vector<size_t>& indices,
                             const longbench::PromptOptions& prompt_options);
 
-// The prompt rules for a model (REFERENCE.md §4). max_length 0 takes the model's default: 31500
-// for Mistral, 7500 for Llama-3 (vocabulary >= 128000; the PyramidKV reference uses 7500 for every
-// Llama-3 model, 3.1 included), 3950 for other Llama models of at most 4096 positions (Llama-2),
-// max_position_embeddings for longer-context ones (SmolLM2). chat_template "auto" is llama3 for
-// Llama-3 models (with the official skip list) and none otherwise, as the reference does for
-// Mistral, unless a non-Mistral checkpoint at model_arg declares a known template (SmolLM2's
+// The prompt rules for a model (docs/reference.md §4). max_length 0 takes the model's default:
+// 31500 for Mistral, 7500 for Llama-3 (vocabulary >= 128000; the PyramidKV reference uses 7500 for
+// every Llama-3 model, 3.1 included), 3950 for other Llama models of at most 4096 positions
+// (Llama-2), max_position_embeddings for longer-context ones (SmolLM2). chat_template "auto" is
+// llama3 for Llama-3 models (with the official skip list) and none otherwise, as the reference does
+// for Mistral, unless a non-Mistral checkpoint at model_arg declares a known template (SmolLM2's
 // GGUF: smollm2);
 // a template's name forces it.
 longbench::PromptOptions model_prompt_options(const model::ModelConfig& config, int64_t max_length,

@@ -1,4 +1,4 @@
-// The tokenizer of a GGUF file, from its tokenizer.ggml.* metadata (shared/GGUF.md §5):
+// The tokenizer of a GGUF file, from its tokenizer.ggml.* metadata (docs/gguf.md §5):
 // "gpt2" is a byte-level BPE with a merge list and one of llama.cpp's pre-tokenizers; "llama" is
 // a SentencePiece model given by its pieces, scores and types.
 #include <algorithm>

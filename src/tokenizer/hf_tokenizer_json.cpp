@@ -70,7 +70,10 @@ std::vector<std::string> pre_tokenizer_patterns(const json& pre, const Locator& 
     const json& list = member(pre, "pretokenizers", where);
     if (!list.is_array() || list.empty())
       throw error_at(where, "pre_tokenizer.pretokenizers must be a non-empty array");
-    steps.assign(list.begin(), list.end());
+    // One by one: assign(begin, end) measures the range with std::distance over json's
+    // iterators, which GCC 12 misjudges (-Waggressive-loop-optimizations).
+    steps.clear();
+    for (const json& step : list) steps.push_back(step);
   }
   std::vector<std::string> patterns;
   for (size_t i = 0; i < steps.size(); ++i) {

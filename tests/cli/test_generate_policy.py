@@ -9,40 +9,31 @@ Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-BIN = os.environ["KVSEARCH_BIN"]
-
-
-def kvsearch(*args):
-    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import error_output, finish, kvsearch, must, read_json, write_json  # noqa: E402
 
 
 def generate(model, ids, *extra):
-    r = kvsearch("generate", "--model", model, "--token-ids", ",".join(map(str, ids)),
-                 "--max-new-tokens", 12, "--json", *extra)
-    if r.returncode != 0:
-        sys.exit(f"generate {' '.join(map(str, extra))} failed: {r.stderr.strip()}")
-    return json.loads(r.stdout)
+    return json.loads(must("generate", "--model", model, "--token-ids", ",".join(map(str, ids)),
+                           "--max-new-tokens", 12, "--json", *extra))
 
 
 def expect_error(*args):
     r = kvsearch(*args)
-    lines = r.stderr.strip().splitlines()
-    if r.returncode != 1 or len(lines) != 1 or not lines[0].startswith("error:"):
+    line, problems = error_output(r)
+    if problems:
         sys.exit(f"expected one error line and exit 1 for {args}, got {r.returncode}: {r.stderr!r}")
-    return lines[0]
+    return line
 
 
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "tiny")
-        r = kvsearch("make-model", "--preset", "tiny", "--out", model, "--seed", 3)
-        if r.returncode != 0:
-            sys.exit(f"make-model failed: {r.stderr}")
+        must("make-model", "--preset", "tiny", "--out", model, "--seed", 3)
         ids = [1] + [(i * 37 + 11) % 250 + 3 for i in range(180)]
         full = generate(model, ids)
         if full["policy"] is not None:
@@ -57,10 +48,9 @@ def main():
                 failures.append(f"{profile}: reported policy {out['policy']}")
 
         policy_path = os.path.join(tmp, "policy.json")
-        with open(policy_path, "w") as f:
-            json.dump({"kind": "greedy", "budget": 4096, "schedule": "pyramid",
-                       "lambda1": {"profile": "global", "a": [0.2]},
-                       "lambda2": {"profile": "segments", "a": [-0.3, 0.1, 0.2]}}, f)
+        write_json(policy_path, {"kind": "greedy", "budget": 4096, "schedule": "pyramid",
+                                 "lambda1": {"profile": "global", "a": [0.2]},
+                                 "lambda2": {"profile": "segments", "a": [-0.3, 0.1, 0.2]}})
         if generate(model, ids, "--policy", policy_path)["generated_ids"] != full["generated_ids"]:
             failures.append("policy file with budget >= prompt differs from the full cache")
 
@@ -70,21 +60,18 @@ def main():
             failures.append(f"small-budget global run: {small}")
         # --dump-kept (SnapKV, uniform budgets): per layer and cache head 16 positions, the W = 8 window last.
         generate(model, ids, "--budget", 16, "--profile", "baseline", "--dump-kept", kept_path)
-        with open(kept_path) as f:
-            kept = json.load(f)["layers"]
+        kept = read_json(kept_path)["layers"]
         window = list(range(len(ids) - 8, len(ids)))
         if not kept or any(len(head) != 16 or head[-8:] != window or len(set(head)) != 16
                            or not all(0 <= p < len(ids) for p in head) for layer in kept for head in layer):
             failures.append(f"--dump-kept: not 16 distinct prompt positions ending with the window per head: {kept}")
 
-        with open(policy_path, "w") as f:
-            json.dump({"kind": "greedy", "budget": 4, "schedule": "uniform"}, f)
+        write_json(policy_path, {"kind": "greedy", "budget": 4, "schedule": "uniform"})
         base = ["generate", "--model", model, "--token-ids", "1,2,3"]
         line = expect_error(*base, "--policy", policy_path)
         if "budget" not in line:
             failures.append(f"budget <= window error does not name the field: {line}")
-        with open(policy_path, "w") as f:
-            json.dump({"kind": "greedy", "budget": 64, "schedule": "uniform", "lamda1": 1}, f)
+        write_json(policy_path, {"kind": "greedy", "budget": 64, "schedule": "uniform", "lamda1": 1})
         line = expect_error(*base, "--policy", policy_path)
         if "lamda1" not in line:
             failures.append(f"unknown field error does not name it: {line}")
@@ -94,9 +81,7 @@ def main():
         if "needs a policy" not in line or os.path.exists(os.path.join(tmp, "k.json")):
             failures.append(f"--dump-kept without a policy: {line}")
         expect_error(*base, "--budget", 32, "--profile", "baseline", "--lambda2", 0.1)
-    if failures:
-        sys.exit("\n".join(failures))
-    print("generate --policy: all checks passed")
+    finish(failures, passed="generate --policy: all checks passed")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`kvsearch run`, `replay`, `runs`, `show` end to end on a tiny checkpoint (the Mistral
-tokenizer from ../shared) and a LongBench-format qasper file made here:
+tokenizer from tests/fixtures) and a LongBench-format qasper file made here:
 
 1. calibration: the full-cache predictions become the gold answers, so that evicting policies
    score between 0 and 1 and the search has real differences to follow;
@@ -13,10 +13,9 @@ tokenizer from ../shared) and a LongBench-format qasper file made here:
 6. bad input: unknown dataset or profile, a newer schema, a corrupt file, another model for a
    recorded run: one "error:" line, exit status 1.
 
-Env: KVSEARCH_BIN, KVS_SHARED_DIR. Exit status 0 = pass.
+Env: KVSEARCH_BIN, KVS_FIXTURES_DIR. Exit status 0 = pass.
 """
 import fcntl
-import json
 import os
 import random
 import shutil
@@ -24,64 +23,29 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 
-BIN = os.environ["KVSEARCH_BIN"]
-SHARED = os.environ["KVS_SHARED_DIR"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import (BIN, check, error_output, finish, kvsearch, longbench_dir,  # noqa: E402
+                         must, predictions_as_gold, rows, scratch_dir, write_made_up_dataset)
+
+FIXTURES = os.environ["KVS_FIXTURES_DIR"]
 DATASET = "qasper"
 RECORDS = 104  # 100 dev (the split's fixed dev size) + 4 test
 DEV = 5
-FAILURES = []
-
-
-def check(ok, message):
-    if not ok:
-        FAILURES.append(message)
-
-
-def kvsearch(*args, **kw):
-    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, **kw)
-
-
-def must(*args):
-    r = kvsearch(*args)
-    if r.returncode != 0:
-        sys.exit(f"kvsearch {' '.join(map(str, args))} failed ({r.returncode}): {r.stderr[-2000:]}")
-    return r.stdout
 
 
 def expect_error(what, *args):
     r = kvsearch(*args)
-    lines = r.stderr.strip().splitlines()
-    ok = r.returncode == 1 and len(lines) >= 1 and lines[-1].startswith("error:") and \
-        not any("frame #" in l or "terminate called" in l for l in lines)
-    check(ok, f"{what}: expected an error line and exit 1, got {r.returncode}: {r.stderr[-500:]!r}")
-    return lines[-1] if lines else ""
+    line, problems = error_output(r, single=False, markers=("frame #", "terminate called"))
+    check(not problems, f"{what}: expected an error line and exit 1, got {r.returncode}: {r.stderr[-500:]!r}")
+    return line
 
 
 def write_longbench(root, answers):
-    os.makedirs(os.path.join(root, "data"), exist_ok=True)
-    shutil.copytree(os.path.join(SHARED, "longbench", "config"), os.path.join(root, "config"),
-                    dirs_exist_ok=True)
-    rng = random.Random(7)
-    words = ["river", "stone", "paper", "model", "cache", "token", "layer", "green", "north",
-             "seven", "table", "light", "sound", "field", "metal", "glass", "cloud", "plant"]
-    with open(os.path.join(root, "data", f"{DATASET}.jsonl"), "w") as f:
-        for i in range(RECORDS):
-            context = " ".join(rng.choice(words) for _ in range(rng.randint(260, 340)))
-            record = {"input": f"What is item {i}?", "context": context,
-                      "answers": answers.get(f"q{i}", ["unknown"]), "length": len(context.split()),
-                      "dataset": DATASET, "language": "en", "all_classes": None, "_id": f"q{i}"}
-            f.write(json.dumps(record) + "\n")
-
-
-def rows(db, sql, *params):
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(sql, params).fetchall()
-    finally:
-        con.close()
+    longbench_dir(root, FIXTURES)
+    write_made_up_dataset(root, DATASET, RECORDS, answers, random.Random(7), words=(260, 340),
+                          qid=lambda i: f"q{i}")
 
 
 def trajectory(db):
@@ -90,11 +54,10 @@ def trajectory(db):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="kvs-search-")
-    try:
+    with scratch_dir("kvs-search-") as tmp:
         model = os.path.join(tmp, "tiny")
         must("make-model", "--preset", "tiny", "--seed", 5, "--out", model, "--tokenizer",
-             os.path.join(SHARED, "tokenizers", "mistral-7b-v0.1", "tokenizer.model"))
+             os.path.join(FIXTURES, "tokenizers", "mistral-7b-v0.1", "tokenizer.model"))
         lb = os.path.join(tmp, "longbench")
         write_longbench(lb, {})
         common = ["--model", model, "--longbench", lb, "--dataset", DATASET, "--limit-dev", DEV]
@@ -102,7 +65,7 @@ def main():
         # 1. Calibration: full-cache predictions (the budget exceeds every prompt) become the gold.
         cal = os.path.join(tmp, "cal.sqlite")
         must("run", *common, "--profile", "baseline", "--budget", 4096, "--db", cal, "--eval-test")
-        gold = {qid: [pred] for qid, pred in rows(cal, "SELECT question_id, prediction FROM predictions")}
+        gold = predictions_as_gold(cal)
         check(len(gold) == DEV + RECORDS - 100, f"calibration predicted {len(gold)} questions")
         write_longbench(lb, gold)
 
@@ -234,11 +197,7 @@ def main():
         line = expect_error("model mismatch", "run", *[other if x == model else x for x in search],
                             "--db", b)
         check("model" in line, f"mismatch error does not name the model: {line}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if FAILURES:
-        sys.exit("\n".join(FAILURES))
-    print("search run/resume/replay: all checks passed")
+    finish(passed="search run/resume/replay: all checks passed")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ BudgetSpec pyramid(int64_t budget) {
   return spec;
 }
 
-// REFERENCE.md §2: W = 8, L = 32, a prompt long enough for the unclamped schedule.
+// docs/reference.md §2: W = 8, L = 32, a prompt long enough for the unclamped schedule.
 TEST(Budget, PyramidMatchesReferenceArithmetic) {
   struct Case {
     int64_t budget, first, last, sum;

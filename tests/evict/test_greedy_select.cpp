@@ -13,7 +13,7 @@
 
 namespace {
 
-// REFERENCE.md §1 written out with plain loops: candidates by sorting, cosines from their
+// docs/reference.md §1 written out with plain loops: candidates by sorting, cosines from their
 // definition, each step a full scan over every remaining candidate. Ties of the objective go to
 // the higher-ranked candidate (larger score, then lower position).
 std::vector<int64_t> brute_force(const at::Tensor& scores_row, const at::Tensor& keys_head,

@@ -13,8 +13,8 @@ namespace {
 
 using kvs::evict::Policy;
 
-// The property of REFERENCE.md §1: lambda1 = lambda2 = 0 selects exactly the baseline's tokens,
-// every head of every layer, whatever the budget, schedule, granularity and pooling.
+// The property of docs/reference.md §1: lambda1 = lambda2 = 0 selects exactly the baseline's
+// tokens, every head of every layer, whatever the budget, schedule, granularity and pooling.
 TEST(LayerSelection, ZeroLambdasReproduceTheBaselineExactly) {
   at::manual_seed(9);
   const int64_t layers = 6;

@@ -1,9 +1,9 @@
 """`kvsearch select` against an independent PyTorch oracle.
 
-The baselines follow the SnapKV/PyramidKV reference recipe (REFERENCE.md §2) step by step: fp32
+The baselines follow the SnapKV/PyramidKV reference recipe (docs/reference.md §2) step by step: fp32
 softmax of the window queries with a causal mask on the window block only, the SUM over window
 queries, max-pooling (kernel 7, padding 3), top-k, PyramidKV's per-layer budget arithmetic, and K
-repeated per query head. The diverse policy follows the definition of REFERENCE.md §1 in float64.
+repeated per query head. The diverse policy follows the definition of docs/reference.md §1 in float64.
 Max-pooling makes exact ties (plateaus of equal scores) and torch.topk leaves their order
 unspecified, so the oracle ranks with a stable descending sort: higher score, then lower position,
 the rule kvsearch documents. Random inputs otherwise have no near-ties: every kept set must match.
@@ -12,7 +12,6 @@ Exit status 0 when all cases match; prints the first mismatch otherwise.
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -20,7 +19,9 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-BIN = os.environ["KVSEARCH_BIN"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import must, read_json, write_json  # noqa: E402
+
 W = 8
 
 
@@ -99,13 +100,11 @@ def run_select(tmp, q, k, policy, layer, layers):
     tensors = os.path.join(tmp, "in.safetensors")
     save_file({"q_window": q.contiguous(), "keys": k.contiguous()}, tensors)
     policy_file = os.path.join(tmp, "policy.json")
-    with open(policy_file, "w") as f:
-        json.dump(policy, f)
+    write_json(policy_file, policy)
     out = os.path.join(tmp, "out.json")
-    subprocess.run([BIN, "select", "--tensors", tensors, "--policy", policy_file, "--layer", str(layer),
-                    "--num-layers", str(layers), "--out", out], check=True, capture_output=True)
-    with open(out) as f:
-        return json.load(f)["kept"]
+    must("select", "--tensors", tensors, "--policy", policy_file, "--layer", layer, "--num-layers", layers,
+         "--out", out, error=RuntimeError)
+    return read_json(out)["kept"]
 
 
 def main():

@@ -3,19 +3,19 @@
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/window_stats_avx512.h"
 #include "evict/window_stats.h"
-#include "evict/window_stats_avx512.h"
 
 namespace {
 
-// The definition of REFERENCE.md §1-2 in plain loops, in double precision.
+// The definition of docs/reference.md §1-2 in plain loops, in double precision.
 void brute_force(const at::Tensor& q, const at::Tensor& k, std::vector<double>& mu,
                  std::vector<double>& sigma) {
   const int64_t heads = q.size(0), window = q.size(1), dim = q.size(2);
@@ -108,7 +108,7 @@ TEST(WindowStats, AtenCpuPathEqualsTheReferenceBitForBit) {
 // 12- and 16-key blocks. Its error stays within the reference's order (both are float32 with their
 // own summation and exp) and far below the gaps that decide a selection.
 TEST(WindowStats, Avx512KernelMatchesTheDefinitionAsCloselyAsTheReference) {
-  if (!kvs::evict::window_stats_avx512_available()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  if (!kvs::cpu::window_stats_avx512_available()) GTEST_SKIP() << "no AVX-512F on this CPU";
   at::manual_seed(5);
   const int saved_threads = at::get_num_threads();
   at::set_num_threads(2);

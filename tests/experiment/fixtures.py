@@ -3,69 +3,37 @@ LongBench-format directory for the pipeline spec's datasets, whose gold answers 
 predictions (so that evicting policies score between 0 and 1 and differ), and helpers to read
 results databases.
 
-Env: KVSEARCH_BIN, KVS_SHARED_DIR, KVS_SOURCE_DIR.
+Env: KVSEARCH_BIN, KVS_FIXTURES_DIR, KVS_SOURCE_DIR.
 """
-import json
 import os
 import random
-import shutil
-import sqlite3
-import subprocess
 import sys
 
-BIN = os.environ["KVSEARCH_BIN"]
-SHARED = os.environ["KVS_SHARED_DIR"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import (longbench_dir, must, predictions_as_gold, read_json, rows, write_json,  # noqa: E402
+                         write_made_up_dataset)
+
+FIXTURES = os.environ["KVS_FIXTURES_DIR"]
 SOURCE = os.environ["KVS_SOURCE_DIR"]
 PIPELINE_SPEC = os.path.join(SOURCE, "tests", "experiment", "pipeline.json")
-WORDS = ["river", "stone", "paper", "model", "cache", "token", "layer", "green", "north",
-         "seven", "table", "light", "sound", "field", "metal", "glass", "cloud", "plant"]
-
-
-def kvsearch(*args, **kw):
-    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, **kw)
-
-
-def must(*args):
-    r = kvsearch(*args)
-    if r.returncode != 0:
-        sys.exit(f"kvsearch {' '.join(map(str, args))} failed ({r.returncode}): {r.stderr[-3000:]}")
-    return r.stdout
-
-
-def rows(db, sql, *params):
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(sql, params).fetchall()
-    finally:
-        con.close()
 
 
 def pipeline_spec():
-    with open(PIPELINE_SPEC) as f:
-        return json.load(f)
+    return read_json(PIPELINE_SPEC)
 
 
 def write_dataset(root, dataset, answers, seed):
-    rng = random.Random(seed)
     records = 100 + pipeline_spec()["test_limit"]  # 100 dev (the split's fixed dev size), then the test questions
-    with open(os.path.join(root, "data", f"{dataset}.jsonl"), "w") as f:
-        for i in range(records):
-            context = " ".join(rng.choice(WORDS) for _ in range(rng.randint(90, 160)))
-            qid = f"{dataset}-{i}"
-            record = {"input": f"What is item {i}?", "context": context,
-                      "answers": answers.get(qid, ["unknown"]), "length": len(context.split()),
-                      "dataset": dataset, "language": "en", "all_classes": None, "_id": qid}
-            f.write(json.dumps(record) + "\n")
+    write_made_up_dataset(root, dataset, records, answers, random.Random(seed), words=(90, 160),
+                          qid=lambda i: f"{dataset}-{i}")
 
 
 def declare_extra_datasets(lb, datasets):
     """The official config plus a template, a length and (config/dataset2metric.json) a QA-F1
     metric for every dataset of the spec that is not an official one (the pipeline's tasks)."""
     config = os.path.join(lb, "config")
-    with open(os.path.join(config, "dataset2prompt.json")) as f:
-        prompts = json.load(f)
-    with open(os.path.join(config, "dataset2maxlen.json")) as f:
-        maxlen = json.load(f)
+    prompts = read_json(os.path.join(config, "dataset2prompt.json"))
+    maxlen = read_json(os.path.join(config, "dataset2maxlen.json"))
     extra = [d for d in datasets if d not in prompts]
     if not extra:
         return
@@ -74,19 +42,16 @@ def declare_extra_datasets(lb, datasets):
         maxlen[d] = 16
     for name, value in (("dataset2prompt.json", prompts), ("dataset2maxlen.json", maxlen),
                         ("dataset2metric.json", {d: "qa_f1_score" for d in extra})):
-        with open(os.path.join(config, name), "w") as f:
-            json.dump(value, f)
+        write_json(os.path.join(config, name), value)
 
 
 def make_fixtures(tmp):
     """A tiny model and a calibrated LongBench directory for the pipeline spec: (model, longbench)."""
     model = os.path.join(tmp, "tiny")
     must("make-model", "--preset", "tiny", "--seed", 5, "--out", model, "--tokenizer",
-         os.path.join(SHARED, "tokenizers", "mistral-7b-v0.1", "tokenizer.model"))
+         os.path.join(FIXTURES, "tokenizers", "mistral-7b-v0.1", "tokenizer.model"))
     lb = os.path.join(tmp, "longbench")
-    os.makedirs(os.path.join(lb, "data"), exist_ok=True)
-    shutil.copytree(os.path.join(SHARED, "longbench", "config"), os.path.join(lb, "config"),
-                    dirs_exist_ok=True)
+    longbench_dir(lb, FIXTURES)
     spec = pipeline_spec()
     declare_extra_datasets(lb, spec["datasets"])
     for k, dataset in enumerate(spec["datasets"]):
@@ -96,7 +61,7 @@ def make_fixtures(tmp):
         must("run", "--model", model, "--longbench", lb, "--dataset", dataset, "--profile",
              "baseline", "--budget", 4096, "--limit-dev", spec["dev_limit"], "--max-length",
              spec["max_length"], "--db", cal, "--eval-test")
-        gold = {qid: [pred] for qid, pred in rows(cal, "SELECT question_id, prediction FROM predictions")}
+        gold = predictions_as_gold(cal)
         write_dataset(lb, dataset, gold, seed=7 + k)
     return model, lb
 

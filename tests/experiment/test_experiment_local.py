@@ -14,46 +14,35 @@ checkpoint and calibrated LongBench files made here (fixtures.py):
 5. `kvsearch merge` of the job databases adds nothing twice;
 6. `kvsearch report` writes the tables (row best in bold, wins row, macro per budget) and figures.
 
-Env: KVSEARCH_BIN, KVS_SHARED_DIR, KVS_SOURCE_DIR. Exit status 0 = pass.
+Env: KVSEARCH_BIN, KVS_FIXTURES_DIR, KVS_SOURCE_DIR. Exit status 0 = pass.
 """
-import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fixtures import (BIN, PIPELINE_SPEC, pipeline_spec, kvsearch, make_fixtures, must, results,  # noqa: E402
-                      rows)
-
-FAILURES = []
-
-
-def check(ok, message):
-    if not ok:
-        FAILURES.append(message)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from fixtures import PIPELINE_SPEC, pipeline_spec, make_fixtures, results  # noqa: E402
+from kvs_testing import (BIN, check, error_output, finish, kvsearch, must, read_text, rows,  # noqa: E402
+                         scratch_dir, write_json)
 
 
 def expect_error(what, *args, mentions=()):
     r = kvsearch(*args)
-    lines = r.stderr.strip().splitlines()
-    ok = r.returncode != 0 and lines and lines[-1].startswith("error:") and \
-        not any("frame #" in l or "terminate called" in l for l in lines)
-    check(ok, f"{what}: expected an error line and a non-zero exit, got {r.returncode}: {r.stderr[-500:]!r}")
+    line, problems = error_output(r, status=None, single=False, markers=("frame #", "terminate called"))
+    check(not problems, f"{what}: expected an error line and a non-zero exit, got {r.returncode}: {r.stderr[-500:]!r}")
     for m in mentions:
-        check(lines and m in lines[-1], f"{what}: the error does not mention {m!r}: {lines[-1:]}")
+        check(m in line, f"{what}: the error does not mention {m!r}: {line!r}")
 
 
 def write_spec(tmp, file_name, **changes):
     spec = pipeline_spec()
     spec.update(changes)
     path = os.path.join(tmp, file_name + ".json")
-    with open(path, "w") as f:
-        json.dump(spec, f)
+    write_json(path, spec)
     return path
 
 
@@ -69,8 +58,7 @@ def job_rows(out):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="kvs-experiment-")
-    try:
+    with scratch_dir("kvs-experiment-") as tmp:
         model, lb = make_fixtures(tmp)
         spec = pipeline_spec()
         paths = ["--model", model, "--longbench", lb, "--job-threads", 1]
@@ -218,25 +206,21 @@ def main():
         check(not left, f"report (read-only) left {left} beside the database")
         for name in ("table1.md", "table1.csv", "table2.md", "table2.csv", "table3.md", "noise.md", "README.md"):
             check(os.path.isfile(os.path.join(report, name)), f"report lacks {name}")
-        with open(os.path.join(report, "table1.md")) as f:
-            table1 = f.read()
+        table1 = read_text(os.path.join(report, "table1.md"))
         check("**" in table1 and "Wins" in table1 and "Macro average" in table1,
               f"table 1 lacks the bold best, the wins or the macro row:\n{table1}")
         full = rows(merged, "SELECT DISTINCT budget, profile_family FROM runs WHERE run_key LIKE '%/full-cache/%'")
         check(full == [(1 << 24, "baseline")], f"the full cache is not one SnapKV run above every prompt: {full}")
         check(table1.splitlines()[2].startswith("| Dataset | Full cache |"), f"table 1 lacks the full cache:\n{table1}")
-        with open(os.path.join(report, "noise.md")) as f:
-            noise = f.read()
+        noise = read_text(os.path.join(report, "noise.md"))
         for d in spec["datasets"]:
             check(f"| {d} | {spec['dev_limit']} | {spec['test_limit']} |" in noise,
                   f"the noise table lacks {d}'s question counts:\n{noise}")
-        with open(os.path.join(report, "table2.csv")) as f:
-            lines = f.read().splitlines()
+        lines = read_text(os.path.join(report, "table2.csv")).splitlines()
         (table2,) = [t for t in spec["tables"] if t["name"] == "table2"]
         check(len(lines) == 1 + len(spec["budgets"]) and lines[0].startswith(",".join(["Budget", *table2["methods"]])),
               f"table 2 csv: {lines}")
-        with open(os.path.join(report, "README.md")) as f:
-            index = f.read()
+        index = read_text(os.path.join(report, "README.md"))
         check("pipeline.json" in index and "commit" in index, "the report does not name its spec and commit")
         figures_drawn = "figures skipped" not in text
         for fig in spec["figures"]:
@@ -244,11 +228,7 @@ def main():
                   f"figure {fig['name']} missing")
         expect_error("report of an empty database", "report", PIPELINE_SPEC, "--longbench", lb, "--db", os.path.join(tmp, "x.sqlite"),
                      "--out", os.path.join(tmp, "r2"))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if FAILURES:
-        sys.exit("\n".join(FAILURES))
-    print("experiment plan/run/merge/report: all checks passed")
+    finish(passed="experiment plan/run/merge/report: all checks passed")
 
 
 if __name__ == "__main__":

@@ -3,20 +3,20 @@
 - `kvsearch score --pred-dir` on every golden folder prints result.json byte for byte, and its
   per-example scores match per_example_scores.json;
 - `kvsearch data check` on a LongBench directory generated here (made-up records, the official
-  counts; the config files come from $KVS_SHARED_DIR) prints the summary table;
+  counts; the config files come from $KVS_FIXTURES_DIR) prints the summary table;
 - bad input of every kind gives one error line naming the file/line/field and exit status 1.
 """
 import json
 import os
 import random
-import shutil
-import subprocess
 import sys
 import tempfile
 
-BIN = os.environ.get("KVSEARCH_BIN", "kvsearch")
-SHARED = os.environ.get("KVS_SHARED_DIR", "")
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import (all_close, check, error_output, finish, kvsearch, longbench_dir, read_json,  # noqa: E402
+                         read_text, same_json, write_jsonl)
+
+FIXTURES = os.environ.get("KVS_FIXTURES_DIR", "")
 
 COUNTS = {"narrativeqa": 200, "qasper": 200, "multifieldqa_en": 150, "hotpotqa": 200, "2wikimqa": 200,
           "musique": 200, "gov_report": 200, "qmsum": 200, "multi_news": 200, "trec": 200,
@@ -24,32 +24,24 @@ COUNTS = {"narrativeqa": 200, "qasper": 200, "multifieldqa_en": 150, "hotpotqa":
           "lcc": 500, "repobench-p": 500}
 
 
-def check(condition, message):
-    if not condition:
-        FAILURES.append(message)
-
-
 def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
+    return kvsearch(*args, timeout=120)
 
 
 def expect_error(args, fragment):
     proc = run(*args)
-    lines = proc.stderr.strip().splitlines()
-    ok = (proc.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ")
-          and fragment in lines[0])
-    check(ok, f"{' '.join(args)}: expected one 'error: ...{fragment}...' line and exit 1, got "
-              f"exit {proc.returncode}, stderr {proc.stderr!r}")
+    _, problems = error_output(proc, prefix="error: ", mentions=(fragment,))
+    check(not problems, f"{' '.join(args)}: expected one 'error: ...{fragment}...' line and exit 1, got "
+                        f"exit {proc.returncode}, stderr {proc.stderr!r}")
 
 
 def golden():
-    root = os.path.join(SHARED, "longbench", "golden")
+    root = os.path.join(FIXTURES, "longbench", "golden")
     folders = sorted(d for d in os.listdir(root) if os.path.exists(os.path.join(root, d, "result.json")))
     check(folders, f"no golden folder in {root}")
     for folder in folders:
         path = os.path.join(root, folder)
-        with open(os.path.join(path, "result.json"), encoding="utf-8") as f:
-            expected = f.read()
+        expected = read_text(os.path.join(path, "result.json"))
         indent = len(expected.split("\n")[1]) - len(expected.split("\n")[1].lstrip(" "))
         with tempfile.TemporaryDirectory() as tmp:
             per_example = os.path.join(tmp, "per_example.json")
@@ -61,26 +53,15 @@ def golden():
                   f"{folder}: printed\n{proc.stdout}\ninstead of result.json\n{expected}")
             want_path = os.path.join(path, "per_example_scores.json")
             if proc.returncode == 0 and os.path.exists(want_path):
-                with open(per_example) as f:
-                    ours = json.load(f)
-                with open(want_path) as f:
-                    want = json.load(f)
-                for dataset, scores in want.items():
-                    got = ours.get(dataset, [])
-                    check(len(got) == len(scores) and all(abs(a - b) <= 1e-9 for a, b in zip(got, scores)),
+                ours = read_json(per_example)
+                for dataset, scores in read_json(want_path).items():
+                    check(all_close(ours.get(dataset, []), scores, 1e-9),
                           f"{folder}/{dataset}: per-example scores differ")
         for dataset, score in list(json.loads(expected).items())[:2]:  # the single-file form
             proc = run("score", "--dataset", dataset, "--predictions", os.path.join(path, dataset + ".jsonl"),
                        *(["--e"] if isinstance(score, dict) else []))
             check(proc.returncode == 0 and same_json(json.loads(proc.stdout or "{}"), {dataset: score}),
                   f"{folder}: score --dataset {dataset} printed {proc.stdout!r} {proc.stderr!r}")
-
-
-def same_json(a, b):
-    """Equality with NaN equal to itself (an empty LongBench-E bucket)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
 
 
 def record(dataset, i, rng):
@@ -91,16 +72,9 @@ def record(dataset, i, rng):
             "all_classes": classes, "_id": f"{dataset}-{i}"}
 
 
-def write_jsonl(path, rows):
-    with open(path, "w", encoding="utf-8") as f:
-        for row in rows:
-            f.write((row if isinstance(row, str) else json.dumps(row)) + "\n")
-
-
 def make_longbench(root):
     rng = random.Random(3)
-    os.makedirs(os.path.join(root, "data"))
-    shutil.copytree(os.path.join(SHARED, "longbench", "config"), os.path.join(root, "config"))
+    longbench_dir(root, FIXTURES)
     means = {}
     for dataset, n in COUNTS.items():
         rows = [record(dataset, i, rng) for i in range(n)]
@@ -172,15 +146,12 @@ def bad_predictions():
 
 
 def main():
-    if not SHARED:
-        sys.exit("KVS_SHARED_DIR is not set")
+    if not FIXTURES:
+        sys.exit("KVS_FIXTURES_DIR is not set")
     golden()
     data_check()
     bad_predictions()
-    for failure in FAILURES:
-        print("FAIL", failure)
-    print(f"{len(FAILURES)} failures")
-    sys.exit(1 if FAILURES else 0)
+    finish(passed="0 failures")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Property test: RULER's string_match_all / string_match_part through `kvsearch score` against
-the metrics restated here from RULER.md section 4 (scripts/eval/synthetic/constants.py) and
+the metrics restated here from docs/ruler.md §4 (scripts/eval/synthetic/constants.py) and
 evaluate.py's clean-up of predictions (strip, control characters to newlines, strip).
 
 Thousands of generated (prediction, references) pairs: case changes, punctuation, empty
@@ -12,13 +12,13 @@ import json
 import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
 
-BIN = os.environ.get("KVSEARCH_BIN", "kvsearch")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import FAILURES, finish, kvsearch, read_json, write_jsonl  # noqa: E402
+
 RNG = random.Random(20261201)
-FAILURES = []
 
 
 def postprocess(pred):
@@ -69,7 +69,7 @@ def make_pair():
 
 
 def run(args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
+    return kvsearch(*args, timeout=120)
 
 
 def check_file(path, metric, one, pairs, tmp):
@@ -80,8 +80,7 @@ def check_file(path, metric, one, pairs, tmp):
         return
     name = os.path.splitext(os.path.basename(path))[0]
     expected = [one(postprocess(p), refs) for p, refs in pairs]
-    with open(per_example_path, encoding="utf-8") as f:
-        got = json.load(f)[name]
+    got = read_json(per_example_path)[name]
     bad = [i for i, (g, e) in enumerate(zip(got, expected)) if g != e]
     if len(got) != len(expected) or bad:
         i = bad[0] if bad else -1
@@ -100,10 +99,8 @@ def main():
                  ("The answer: Foo, BAR!", ["foo", "bar", "baz", "qux"])]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "generated.jsonl")
-        with open(path, "w", encoding="utf-8") as f:
-            for pred, refs in pairs:
-                f.write(json.dumps({"pred": pred, "answers": refs, "all_classes": None, "length": 1},
-                                   ensure_ascii=False) + "\n")
+        write_jsonl(path, [{"pred": pred, "answers": refs, "all_classes": None, "length": 1} for pred, refs in pairs],
+                    ensure_ascii=False)
         check_file(path, "string_match_all", match_all_one, pairs, tmp)
         check_file(path, "string_match_part", match_part_one, pairs, tmp)
         # --pred-dir with --metric scores every file of the directory with it.
@@ -111,11 +108,9 @@ def main():
         expected = dataset_score([match_all_one(postprocess(p), r) for p, r in pairs])
         if proc.returncode != 0 or json.loads(proc.stdout).get("generated") != expected:
             FAILURES.append(f"--pred-dir: exit {proc.returncode}, {proc.stdout!r} {proc.stderr!r}")
-    for failure in FAILURES:
-        print("FAIL:", failure)
     print(f"{len(pairs)} pairs, {len(FAILURES)} failures")
-    return 1 if FAILURES else 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -4,17 +4,15 @@
 Thousands of generated (prediction, answers) pairs, short and long, ASCII and not, go through the
 built binary (`kvsearch score --pred-dir ... --per-example ...`) and through an oracle: pypi rouge
 1.0.1 and fuzzywuzzy 0.18 on difflib (python-Levenshtein must be absent, as for the official
-numbers) plus the official metric definitions (REFERENCE.md section 4) restated here. Every
+numbers) plus the official metric definitions (docs/reference.md §4) restated here. Every
 per-example score, dataset score, LongBench-E bucket and the result.json text must be identical.
 """
 import difflib
 import json
-import math
 import os
 import random
 import re
 import string
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -26,7 +24,9 @@ import fuzzywuzzy.fuzz as fuzz_module  # noqa: E402
 from fuzzywuzzy import fuzz  # noqa: E402
 from rouge import Rouge  # noqa: E402
 
-BIN = os.environ.get("KVSEARCH_BIN", "kvsearch")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import finish, must, read_json, same_json, write_jsonl  # noqa: E402
+
 RNG = random.Random(20240611)
 
 # ---- the oracle: the official definitions --------------------------------------------------
@@ -292,14 +292,7 @@ def generate():
 
 
 def run(args):
-    proc = subprocess.run([BIN, "score"] + args, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        sys.exit(f"kvsearch score {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-    return proc.stdout
-
-
-def same(a, b):
-    return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
+    return must("score", *args, timeout=300, tail=None)
 
 
 def main():
@@ -315,15 +308,12 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         for dataset, lines in data.items():
-            with open(os.path.join(tmp, dataset + ".jsonl"), "w", encoding="utf-8") as f:
-                for line in lines:
-                    f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            write_jsonl(os.path.join(tmp, dataset + ".jsonl"), lines, ensure_ascii=False)
         per_example_path = os.path.join(tmp, "per_example.out")
         for variant, oracle_scores in (("official", official), ("raw", raw)):
             args = ["--pred-dir", tmp, "--per-example", per_example_path]
             result_text = run(args + (["--raw"] if variant == "raw" else []))
-            with open(per_example_path, encoding="utf-8") as f:
-                ours = json.load(f)
+            ours = read_json(per_example_path)
             expected_scores = {}
             for dataset in ORDER:
                 lines, oracle = data[dataset], oracle_scores[dataset]
@@ -353,7 +343,7 @@ def main():
                 warnings.simplefilter("ignore")
                 expected = {k: round(100 * np.mean(v), 2) for k, v in buckets.items()}
             for k in expected:
-                if not same(ours_e[dataset][k], float(expected[k])):
+                if not same_json(ours_e[dataset][k], float(expected[k])):
                     failures.append(f"{dataset} {k}: ours {ours_e[dataset][k]!r}, official {expected[k]!r}")
 
         # One dataset through --dataset/--predictions prints {"name": score}.
@@ -361,11 +351,9 @@ def main():
         if single != {"lcc": round(100 * sum(official["lcc"]) / len(official["lcc"]), 2)}:
             failures.append(f"--dataset lcc printed {single}")
 
-    for f in failures[:20]:
-        print("MISMATCH", f)
     print(f"{pairs} (prediction, answer) pairs in {sum(len(v) for v in data.values())} examples; "
           f"{len(failures)} mismatches")
-    sys.exit(1 if failures else 0)
+    finish(failures, limit=20, label="MISMATCH")
 
 
 if __name__ == "__main__":

@@ -3,16 +3,17 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/fixtures.h"
+#include "common/scratch_dir.h"
 #include "core/error.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
 #include "longbench/evaluate.h"
-#include "longbench/temp_dir.h"
 
 namespace {
 
 using namespace kvs::longbench;
-using kvs::test::TempDir;
+using kvs::test::ScratchDir;
 
 const char* kRecord =
     R"({"input": "Q?", "context": "Some text.", "answers": ["A"], "length": 12, )"
@@ -49,9 +50,9 @@ TEST(Dataset, TheSixteenEnglishDatasets) {
 }
 
 TEST(Dataset, LoadsAndValidatesRecords) {
-  TempDir tmp;
+  ScratchDir tmp;
   const std::string good = tmp.write("data/hotpotqa.jsonl", std::string(kRecord) + "\n" + kRecord + "\n");
-  const auto records = load_dataset(tmp.path().string(), "hotpotqa");
+  const auto records = load_dataset(tmp.path(), "hotpotqa");
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0].input, "Q?");
   EXPECT_EQ(records[0].answers, std::vector<std::string>{"A"});
@@ -63,7 +64,7 @@ TEST(Dataset, LoadsAndValidatesRecords) {
     const std::string path = tmp.write("bad.jsonl", std::string(kRecord) + "\n" + second_line + "\n");
     return error_of([&] { load_records(path); });
   };
-  const std::string at = (tmp.path() / "bad.jsonl").string() + ":2: ";
+  const std::string at = (tmp / "bad.jsonl").string() + ":2: ";
   EXPECT_EQ(bad("{\"input\": ").rfind(at + "malformed JSON", 0), 0u) << bad("{\"input\": ");
   EXPECT_EQ(bad(with("\"answers\": [\"A\"], ", "")), at + "missing field 'answers'");
   EXPECT_EQ(bad(with("\"length\": 12", "\"length\": \"12\"")),
@@ -74,15 +75,16 @@ TEST(Dataset, LoadsAndValidatesRecords) {
   EXPECT_EQ(bad(""), at + "empty line (expected one JSON object per line)");
   EXPECT_EQ(bad(with("null", "[\"x\", null]")),
             at + "field 'all_classes' must be a list of strings (got null)");
-  EXPECT_NE(error_of([&] { load_dataset(tmp.path().string(), "qasper"); }).find("file not found"),
+  EXPECT_NE(error_of([&] { load_dataset(tmp.path(), "qasper"); }).find("file not found"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { load_dataset(tmp.path().string(), "narrativeqa", true); })
-                .find("LongBench-E has no dataset 'narrativeqa'"),
+  EXPECT_NE(error_of([&] {
+              load_dataset(tmp.path(), "narrativeqa", true);
+            }).find("LongBench-E has no dataset 'narrativeqa'"),
             std::string::npos);
 }
 
 TEST(Dataset, PredictionLines) {
-  TempDir tmp;
+  ScratchDir tmp;
   const std::string path = tmp.write(
       "p.jsonl", R"({"pred": "x", "answers": ["y"], "all_classes": ["a", "b"], "length": 5})"
                  "\n"
@@ -100,10 +102,8 @@ TEST(Dataset, PredictionLines) {
   EXPECT_EQ(evaluate_file(path, "hotpotqa", false).score, 0.0);
 }
 
-TEST(Config, OfficialFilesFromTheSharedDirectory) {
-  const char* shared = std::getenv("KVS_SHARED_DIR");
-  ASSERT_NE(shared, nullptr);
-  const Config config = load_config((std::filesystem::path(shared) / "longbench").string());
+TEST(Config, OfficialFilesFromTheFixtures) {
+  const Config config = load_config(kvs::test::fixtures_dir() + "/longbench");
   EXPECT_EQ(config.max_new_tokens_for("narrativeqa"), 128);
   EXPECT_EQ(config.max_new_tokens_for("multifieldqa_en"), 64);
   EXPECT_EQ(config.max_new_tokens_for("passage_retrieval_en"), 32);
@@ -112,9 +112,10 @@ TEST(Config, OfficialFilesFromTheSharedDirectory) {
 }
 
 TEST(Config, MissingOrIncompleteFilesAreErrors) {
-  TempDir tmp;
-  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("dataset2prompt.json: config file not found"),
-            std::string::npos);
+  ScratchDir tmp;
+  EXPECT_NE(
+      error_of([&] { load_config(tmp.path()); }).find("dataset2prompt.json: config file not found"),
+      std::string::npos);
   std::string prompts = "{", maxlen = "{";
   for (const auto& d : english_datasets()) {
     if (d.name == "lcc") continue;
@@ -124,28 +125,30 @@ TEST(Config, MissingOrIncompleteFilesAreErrors) {
   prompts += "\"lcc\": \"{context}\"}";
   maxlen.back() = '}';
   tmp.write("config/dataset2prompt.json", prompts);
-  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("dataset2maxlen.json: config file not found"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { load_config(tmp.path()); }).find("dataset2maxlen.json: config file not found"),
+      std::string::npos);
   tmp.write("config/dataset2maxlen.json", maxlen);
-  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("no max_new_tokens for 'lcc'"),
+  EXPECT_NE(error_of([&] { load_config(tmp.path()); }).find("no max_new_tokens for 'lcc'"),
             std::string::npos);
   tmp.write("config/dataset2maxlen.json", maxlen.substr(0, maxlen.size() - 1) + ", \"lcc\": \"64\"}");
-  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); })
-                .find("max_new_tokens of 'lcc' must be a positive integer"),
+  EXPECT_NE(error_of([&] {
+              load_config(tmp.path());
+            }).find("max_new_tokens of 'lcc' must be a positive integer"),
             std::string::npos);
 }
 
 TEST(Config, ExtraDatasetsAreDeclaredWithTheirMetric) {
-  TempDir tmp;
+  ScratchDir tmp;
   tmp.write("config/dataset2prompt.json", R"({"synthetic_lookup": "{context}\n{input}"})");
   tmp.write("config/dataset2maxlen.json", R"({"synthetic_lookup": 8})");
   // Without dataset2metric.json this is an incomplete official release.
-  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("no prompt template for 'narrativeqa'"),
+  EXPECT_NE(error_of([&] { load_config(tmp.path()); }).find("no prompt template for 'narrativeqa'"),
             std::string::npos);
   EXPECT_NE(error_of([&] { dataset_info("synthetic_lookup"); }).find("unknown LongBench dataset"),
             std::string::npos);
   tmp.write("config/dataset2metric.json", R"({"synthetic_lookup": "retrieval_score"})");
-  const Config config = load_config(tmp.path().string());
+  const Config config = load_config(tmp.path());
   EXPECT_EQ(config.max_new_tokens_for("synthetic_lookup"), 8);
   const DatasetInfo& info = dataset_info("synthetic_lookup");
   EXPECT_EQ(info.metric, Metric::Retrieval);
@@ -153,27 +156,28 @@ TEST(Config, ExtraDatasetsAreDeclaredWithTheirMetric) {
   EXPECT_FALSE(info.first_line_only);
 
   tmp.write("config/dataset2metric.json", R"({"synthetic_lookup": "qa_f1_score"})");
-  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("already registered with retrieval_score"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { load_config(tmp.path()); }).find("already registered with retrieval_score"),
+      std::string::npos);
   tmp.write("config/dataset2metric.json", R"({"hotpotqa": "qa_f1_score"})");
-  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("cannot be redefined"),
+  EXPECT_NE(error_of([&] { load_config(tmp.path()); }).find("cannot be redefined"),
             std::string::npos);
   tmp.write("config/dataset2metric.json", R"({"synthetic_lookup": "retrieval_score"})");
   tmp.write("config/dataset2chat_template.json", R"({"synthetic_lookup": "smollm2"})");
-  EXPECT_EQ(load_config(tmp.path().string()).declared_chat_template("synthetic_lookup"),
+  EXPECT_EQ(load_config(tmp.path()).declared_chat_template("synthetic_lookup"),
             kvs::tokenizer::ChatTemplate::SmolLM2);
-  EXPECT_FALSE(load_config(tmp.path().string()).declared_chat_template("hotpotqa"));
+  EXPECT_FALSE(load_config(tmp.path()).declared_chat_template("hotpotqa"));
   tmp.write("config/dataset2chat_template.json", R"({"synthetic_lookup": "vicuna"})");
-  EXPECT_NE(error_of([&] { load_config(tmp.path().string()); }).find("unknown chat template 'vicuna'"),
+  EXPECT_NE(error_of([&] { load_config(tmp.path()); }).find("unknown chat template 'vicuna'"),
             std::string::npos);
-  std::filesystem::remove(tmp.path() / "config" / "dataset2chat_template.json");
+  std::filesystem::remove(tmp / "config" / "dataset2chat_template.json");
   tmp.write("config/dataset2metric.json", R"({"ruler_lookup": "string_match_all"})");
   tmp.write("config/dataset2prompt.json", R"({"ruler_lookup": "{context}{input}"})");
   tmp.write("config/dataset2maxlen.json", R"({"ruler_lookup": 128})");
-  load_config(tmp.path().string());
+  load_config(tmp.path());
   EXPECT_EQ(dataset_info("ruler_lookup").metric, Metric::StringMatchAll);
   tmp.write("config/dataset2metric.json", R"({"other": "bleu"})");
-  const std::string error = error_of([&] { load_config(tmp.path().string()); });
+  const std::string error = error_of([&] { load_config(tmp.path()); });
   EXPECT_NE(error.find("dataset2metric.json"), std::string::npos) << error;
   EXPECT_NE(error.find("unknown metric 'bleu'"), std::string::npos) << error;
 }

@@ -1,4 +1,4 @@
-// Every golden folder under $KVS_SHARED_DIR/longbench/golden/: real predictions with the official
+// Every golden folder under $KVS_FIXTURES_DIR/longbench/golden/: real predictions with the official
 // scores. Each dataset score must be reproduced exactly, each per-example score to 1e-9, and the
 // result.json text byte for byte.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/fixtures.h"
 #include "longbench/evaluate.h"
 #include "longbench/result_json.h"
 
@@ -26,10 +27,8 @@ std::string read_text(const fs::path& path) {
 }
 
 std::vector<fs::path> golden_dirs() {
-  const char* shared = std::getenv("KVS_SHARED_DIR");
   std::vector<fs::path> dirs;
-  if (!shared) return dirs;
-  const fs::path root = fs::path(shared) / "longbench" / "golden";
+  const fs::path root = fs::path(kvs::test::fixtures_dir()) / "longbench" / "golden";
   if (!fs::is_directory(root)) return dirs;
   for (const auto& entry : fs::directory_iterator(root))
     if (fs::exists(entry.path() / "result.json")) dirs.push_back(entry.path());
@@ -65,7 +64,9 @@ bool is_longbench_e(const nlohmann::ordered_json& result) {
   return !result.empty() && result.begin().value().is_object();
 }
 
-TEST(Golden, FoldersExist) { EXPECT_FALSE(golden_dirs().empty()) << "no golden folder under KVS_SHARED_DIR"; }
+TEST(Golden, FoldersExist) {
+  EXPECT_FALSE(golden_dirs().empty()) << "no golden folder under KVS_FIXTURES_DIR";
+}
 
 TEST(Golden, EveryDatasetScoreAndPerExampleScore) {
   for (const auto& dir : golden_dirs()) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/fixtures.h"
 #include "core/error.h"
 #include "longbench/generation.h"
 #include "longbench/prompt.h"
@@ -17,10 +18,8 @@ using kvs::tokenizer::ChatTemplate;
 class PromptTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const char* shared = std::getenv("KVS_SHARED_DIR");
-    ASSERT_NE(shared, nullptr);
-    tok_ = kvs::tokenizer::load_sentencepiece(
-               (std::filesystem::path(shared) / "tokenizers/mistral-7b-v0.1/tokenizer.model").string())
+    tok_ = kvs::tokenizer::load_sentencepiece(kvs::test::fixtures_dir() +
+                                              "/tokenizers/mistral-7b-v0.1/tokenizer.model")
                .release();
   }
   static void TearDownTestSuite() { delete tok_; }

@@ -1,13 +1,9 @@
 #include "model/model_test_util.h"
 
 #include <ATen/TensorOperators.h>
-#include <ftw.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
-
-#include <atomic>
 #include <filesystem>
 #include <random>
 
@@ -16,37 +12,6 @@
 namespace kvs::test {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// Recursive removal with POSIX calls, not std::filesystem::remove_all: PyPI's libtorch.so exports
-// its own std::filesystem symbols, and its remove_all crashes when this binary binds to it.
-void remove_tree(const std::string& path) {
-  ::nftw(
-      path.c_str(),
-      [](const char* p, const struct stat*, int, struct FTW*) {
-        std::remove(p);  // best effort: keep walking
-        return 0;
-      },
-      16, FTW_DEPTH | FTW_PHYS);
-}
-
-}  // namespace
-
-ScratchDir::ScratchDir(const std::string& tag) {
-  static std::atomic<int> counter{0};
-  path_ = (fs::temp_directory_path() /
-           ("kvs_model_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-              .string();
-  remove_tree(path_);
-  fs::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-  remove_tree(path_);
-}
-
-std::string ScratchDir::sub(const std::string& name) const { return (fs::path(path_) / name).string(); }
 
 std::string make_checkpoint(const std::string& dir, const std::string& preset, uint64_t seed,
                             int64_t sliding_window, const std::string& dtype,

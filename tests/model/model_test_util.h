@@ -8,25 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "common/scratch_dir.h"
 #include "model/presets.h"
 #include "model/transformer.h"
 
 namespace kvs::test {
-
-// A fresh directory under the system temp dir, removed with the object. Unique per process and
-// per call, so tests discovered by ctest can run in parallel.
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& tag);
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const;
-
- private:
-  std::string path_;
-};
 
 // Writes a random checkpoint (see kvs::model::make_random_model) into dir and returns dir.
 std::string make_checkpoint(const std::string& dir, const std::string& preset, uint64_t seed,

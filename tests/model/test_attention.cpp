@@ -12,8 +12,8 @@
 #include <string>
 
 #include "core/error.h"
+#include "cpu/flash_attention.h"
 #include "model/attention.h"
-#include "model/flash_attention.h"
 #include "model/prefill_blocks.h"
 
 namespace kvs::test {
@@ -80,8 +80,8 @@ TEST(PrefillAttention, LongPrefillHoldsNoScoreMatrix) {
 // The fused AVX-512 kernel against the blocked path (plain ATen) at head widths 64 and 128 and
 // prompt lengths around its 64-token blocks, with GQA: equal up to float rounding.
 TEST(PrefillAttention, FusedKernelMatchesTheBlockedPath) {
-  if (!model::causal_attention_available(64)) GTEST_SKIP() << "no AVX-512F on this CPU";
-  EXPECT_FALSE(model::causal_attention_available(16));
+  if (!cpu::causal_attention_available(64)) GTEST_SKIP() << "no AVX-512F on this CPU";
+  EXPECT_FALSE(cpu::causal_attention_available(16));
   at::manual_seed(21);
   c10::InferenceMode inference;
   for (const int64_t d : {64, 128}) {

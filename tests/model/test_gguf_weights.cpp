@@ -4,13 +4,13 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "common/scratch_dir.h"
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/safetensors.h"
 #include "core/test_gguf_writer.h"
-#include "common/scratch_dir.h"
+#include "cpu/gguf_dequantize.h"
 #include "model/config.h"
-#include "model/gguf_dequantize.h"
 #include "model/gguf_weights.h"
 
 namespace {
@@ -38,7 +38,7 @@ TEST(GgufDequantize, Q4_0HighNibblesAreTheSecondHalf) {
   put_half(block, 0, 0.5f);
   for (int j = 0; j < 16; ++j) block[2 + j] = static_cast<uint8_t>((15 - j) << 4 | j);
   std::vector<float> out(32);
-  kvs::model::dequantize(info(2, 32, block), out.data(), "f");
+  kvs::cpu::dequantize(info(2, 32, block), out.data(), "f");
   for (int j = 0; j < 16; ++j) {
     EXPECT_EQ(out[j], (j - 8) * 0.5f);
     EXPECT_EQ(out[j + 16], (15 - j - 8) * 0.5f);
@@ -51,7 +51,7 @@ TEST(GgufDequantize, Q4_1AndQ8_0) {
   put_half(q41, 2, -1.0f);
   q41[4] = 0x3A;  // element 0: 10, element 16: 3
   std::vector<float> out(32);
-  kvs::model::dequantize(info(3, 32, q41), out.data(), "f");
+  kvs::cpu::dequantize(info(3, 32, q41), out.data(), "f");
   EXPECT_EQ(out[0], 10 * 0.25f - 1.0f);
   EXPECT_EQ(out[16], 3 * 0.25f - 1.0f);
   EXPECT_EQ(out[1], -1.0f);
@@ -60,7 +60,7 @@ TEST(GgufDequantize, Q4_1AndQ8_0) {
   put_half(q80, 0, 2.0f);
   q80[2] = static_cast<uint8_t>(-128);
   q80[33] = 127;
-  kvs::model::dequantize(info(8, 32, q80), out.data(), "f");
+  kvs::cpu::dequantize(info(8, 32, q80), out.data(), "f");
   EXPECT_EQ(out[0], -256.0f);
   EXPECT_EQ(out[31], 254.0f);
 }
@@ -71,7 +71,7 @@ TEST(GgufDequantize, Q5_0TakesBitFourFromQh) {
   block[2] = 0x01;  // qh bit 0: element 0
   block[5] = 0x80;  // qh bit 31: element 31
   std::vector<float> out(32);
-  kvs::model::dequantize(info(6, 32, block), out.data(), "f");
+  kvs::cpu::dequantize(info(6, 32, block), out.data(), "f");
   EXPECT_EQ(out[0], 0.0f);     // (0 | 16) - 16
   EXPECT_EQ(out[1], -16.0f);   // (0 | 0) - 16
   EXPECT_EQ(out[31], 0.0f);
@@ -82,14 +82,14 @@ TEST(GgufDequantize, UnsupportedTypesNameTheTensorAndType) {
   const auto t = info(10, 256, block);
   std::vector<float> out(256);
   try {
-    kvs::model::dequantize(t, out.data(), "m.gguf");
+    kvs::cpu::dequantize(t, out.data(), "m.gguf");
     FAIL();
   } catch (const kvs::Error& e) {
     EXPECT_NE(std::string(e.what()).find("m.gguf: tensor 't': type Q2_K (type id 10) is not supported"),
               std::string::npos) << e.what();
   }
-  EXPECT_FALSE(kvs::model::can_dequantize(10));
-  EXPECT_TRUE(kvs::model::can_dequantize(14));
+  EXPECT_FALSE(kvs::cpu::can_dequantize(10));
+  EXPECT_TRUE(kvs::cpu::can_dequantize(14));
 }
 
 TEST(GgufWeights, NamesMapToTheLlamaLayout) {

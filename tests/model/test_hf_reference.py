@@ -8,12 +8,11 @@ MistralForCausalLM / LlamaForCausalLM (float32, eager attention). For each check
   - the greedy tokens vs HF generate(do_sample=False),
 all within max |diff| <= 1e-4.
 
-Env: KVSEARCH_BIN (the binary), KVS_SHARED_DIR (fixtures). Exit status 0 = pass.
+Env: KVSEARCH_BIN (the binary), KVS_FIXTURES_DIR (fixtures). Exit status 0 = pass.
 """
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,16 +21,11 @@ import numpy as np
 import torch
 import transformers
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import finish, must, read_json  # noqa: E402
+
 TOLERANCE = 1e-4
 NEW_TOKENS = 16
-
-
-def kvsearch(*args):
-    cmd = [os.environ["KVSEARCH_BIN"], *map(str, args)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc.stdout
 
 
 def random_ids(count, seed):
@@ -47,10 +41,10 @@ def top2_gap(row):
 def check_case(name, make_args, prompt_args, model_class, expect, tmp):
     failures = []
     model_dir = os.path.join(tmp, name)
-    kvsearch("make-model", "--out", model_dir, *make_args)
+    must("make-model", "--out", model_dir, *make_args, error=RuntimeError)
     dump = os.path.join(tmp, name + ".npy")
-    out = json.loads(kvsearch("--threads", "2", "generate", "--model", model_dir, *prompt_args,
-                              "--max-new-tokens", NEW_TOKENS, "--dump-logits", dump, "--json"))
+    out = json.loads(must("--threads", "2", "generate", "--model", model_dir, *prompt_args,
+                          "--max-new-tokens", NEW_TOKENS, "--dump-logits", dump, "--json", error=RuntimeError))
     prompt, generated = out["prompt_ids"], out["generated_ids"]
     n, g = len(prompt), len(generated)
     dumped = torch.from_numpy(np.load(dump))
@@ -96,13 +90,12 @@ def check_case(name, make_args, prompt_args, model_class, expect, tmp):
     return failures, measured
 
 
-def check_llama3_chat_prompt(model_dir, shared):
+def check_llama3_chat_prompt(model_dir, fixtures):
     """The llama3 chat prompt our generate builds equals Meta's ChatFormat over tiktoken's encoding
     of the checkpoint's own tokenizer.model."""
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
-    with open(os.path.join(shared, "tokenizers", "llama-3.1", "cases.json"), encoding="utf-8") as f:
-        pattern = json.load(f)["pattern"]
+    pattern = read_json(os.path.join(fixtures, "tokenizers", "llama-3.1", "cases.json"))["pattern"]
     ranks = load_tiktoken_bpe(os.path.join(model_dir, "tokenizer.model"))
     if len(ranks) != 128000:
         return [f"llama3_chat_bpe: {len(ranks)} ranks, expected 128000"]
@@ -110,8 +103,8 @@ def check_llama3_chat_prompt(model_dir, shared):
     text = "Which paragraph says the river turned green? Paragraph 7, I think."
     expected = ([128000, 128006] + enc.encode("user") + [128007] + enc.encode("\n\n") + enc.encode(text) +
                 [128009, 128006] + enc.encode("assistant") + [128007] + enc.encode("\n\n"))
-    out = json.loads(kvsearch("generate", "--model", model_dir, "--prompt", text, "--chat-template",
-                              "llama3", "--max-new-tokens", 1, "--json"))
+    out = json.loads(must("generate", "--model", model_dir, "--prompt", text, "--chat-template",
+                          "llama3", "--max-new-tokens", 1, "--json", error=RuntimeError))
     if out["prompt_ids"] != expected:
         return [f"llama3_chat_bpe: chat prompt {out['prompt_ids']} != tiktoken's {expected}"]
     return []
@@ -119,8 +112,8 @@ def check_llama3_chat_prompt(model_dir, shared):
 
 def main():
     torch.set_num_threads(2)
-    shared = os.environ.get("KVS_SHARED_DIR", os.path.join(os.path.dirname(__file__), "../../../shared"))
-    tokenizer = os.path.join(shared, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
+    fixtures = os.environ.get("KVS_FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "..", "fixtures"))
+    tokenizer = os.path.join(fixtures, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
     cases = [
         ("mistral_tokenizer", ["--preset", "tiny", "--seed", "1", "--tokenizer", tokenizer],
          ["--prompt", "The quick brown fox jumps over the lazy dog, then naps in the sun."],
@@ -155,18 +148,14 @@ def main():
                   if f.endswith(".safetensors")]
         if len(shards) < 3:
             failures.append(f"mistral_bf16_sharded: {len(shards)} shards, expected >= 3")
-        with open(os.path.join(tmp, "llama_rope_llama3", "config.json")) as f:
-            scaling = json.load(f).get("rope_scaling") or {}
+        scaling = read_json(os.path.join(tmp, "llama_rope_llama3", "config.json")).get("rope_scaling") or {}
         if scaling.get("rope_type") != "llama3":
             failures.append(f"llama_rope_llama3: config rope_scaling {scaling}")
-        failures += check_llama3_chat_prompt(os.path.join(tmp, "llama3_chat_bpe"), shared)
+        failures += check_llama3_chat_prompt(os.path.join(tmp, "llama3_chat_bpe"), fixtures)
     print(f"{len(cases)} checkpoints in {time.time() - start:.1f} s (transformers "
           f"{transformers.__version__}, torch {torch.__version__})")
-    for f in failures:
-        print("FAIL:", f)
-    print("PASS" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    finish(failures, passed="PASS")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

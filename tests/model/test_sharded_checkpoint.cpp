@@ -65,8 +65,9 @@ class ShardedCheckpoint : public ::testing::TestWithParam<Case> {};
 TEST_P(ShardedCheckpoint, LoadsAndEqualsTheF32ModelWithinRounding) {
   const Case& c = GetParam();
   ScratchDir scratch("sharded_" + c.dtype);
-  const std::string f32_dir = make_checkpoint(scratch.sub("f32"), "tiny", 5);
-  const std::string dir = make_checkpoint(scratch.sub(c.dtype), "tiny", 5, 0, c.dtype, c.max_shard_bytes);
+  const std::string f32_dir = make_checkpoint(scratch.file("f32"), "tiny", 5);
+  const std::string dir =
+      make_checkpoint(scratch.file(c.dtype), "tiny", 5, 0, c.dtype, c.max_shard_bytes);
 
   // The layout: an index, no single file, >= 3 shards that together hold every tensor once.
   ASSERT_TRUE(fs::exists(fs::path(dir) / "model.safetensors.index.json"));

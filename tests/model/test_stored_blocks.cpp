@@ -13,8 +13,8 @@
 #include "core/error.h"
 #include "core/gguf.h"
 #include "core/safetensors.h"
-#include "model/gguf_dequantize.h"
-#include "model/row_product.h"
+#include "cpu/gguf_dequantize.h"
+#include "cpu/row_product.h"
 #include "model/transformer.h"
 
 namespace kvs::test {
@@ -42,7 +42,7 @@ std::vector<uint8_t> random_blocks(uint32_t type, int64_t rows, int64_t in) {
 }
 
 TEST(StoredBlocks, BlockRowProductEqualsRowProductOnTheDequantizedRowsBitForBit) {
-  if (!model::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  if (!cpu::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   at::manual_seed(11);
   const int64_t in = 512, out = 23, stride = 30;  // 23 rows: five blocks of four and a tail of 3
   for (const TensorType type :
@@ -50,17 +50,17 @@ TEST(StoredBlocks, BlockRowProductEqualsRowProductOnTheDequantizedRowsBitForBit)
     const std::vector<uint8_t> blocks = random_blocks(id(type), out, in);
     const gguf::BlockLayout& layout = *gguf::block_layout(id(type));
     std::vector<float> dequantized(out * in);
-    model::dequantize_blocks(id(type), blocks.data(), blocks.size() / layout.bytes,
-                             dequantized.data());
+    cpu::dequantize_blocks(id(type), blocks.data(), blocks.size() / layout.bytes,
+                           dequantized.data());
     // 1 and 2 rows take the fused kernels (Q4_1, Q8_0), more the scratch path.
     for (const int64_t rows : {1, 2, 3, 4, 7, 12}) {
       const at::Tensor x = at::randn({rows, in});
       for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{0, out}, {5, 18}, {20, 23}}) {
         at::Tensor expected = at::full({rows, stride}, 7.0f), got = at::full({rows, stride}, 7.0f);
-        model::row_product(x.data_ptr<float>(), rows, in, dequantized.data(), begin, end,
-                           expected.data_ptr<float>(), stride);
-        model::block_row_product(x.data_ptr<float>(), rows, in, blocks.data(), id(type), begin, end,
-                                 got.data_ptr<float>(), stride);
+        cpu::row_product(x.data_ptr<float>(), rows, in, dequantized.data(), begin, end,
+                         expected.data_ptr<float>(), stride);
+        cpu::block_row_product(x.data_ptr<float>(), rows, in, blocks.data(), id(type), begin, end,
+                               got.data_ptr<float>(), stride);
         EXPECT_TRUE(at::equal(got, expected))
             << gguf::type_name(id(type)) << ", " << rows << " rows, outputs [" << begin << ", "
             << end << "): max |diff| " << (got - expected).abs().max().item<double>();
@@ -70,8 +70,8 @@ TEST(StoredBlocks, BlockRowProductEqualsRowProductOnTheDequantizedRowsBitForBit)
   }
   const std::vector<uint8_t> blocks = random_blocks(id(TensorType::Q4_1), 4, 64);
   std::vector<float> x(48), y(4);
-  EXPECT_THROW(model::block_row_product(x.data(), 1, 48, blocks.data(), id(TensorType::Q4_1), 0, 4,
-                                        y.data(), 4),
+  EXPECT_THROW(cpu::block_row_product(x.data(), 1, 48, blocks.data(), id(TensorType::Q4_1), 0, 4,
+                                      y.data(), 4),
                Error);
 }
 
@@ -91,8 +91,8 @@ TEST(StoredBlocks, Q4_1AndQ8_0DequantizeEveryHalfScaleAsTheFormula) {
     for (int j = 0; j < 16; ++j) q41[4 + j] = static_cast<uint8_t>(bits * 7 + j * 37);
     for (int j = 0; j < 32; ++j) q80[2 + j] = static_cast<uint8_t>(bits * 13 + j * 29);
     float y41[32], y80[32];
-    model::dequantize_blocks(id(TensorType::Q4_1), q41, 1, y41);
-    model::dequantize_blocks(id(TensorType::Q8_0), q80, 1, y80);
+    cpu::dequantize_blocks(id(TensorType::Q4_1), q41, 1, y41);
+    cpu::dequantize_blocks(id(TensorType::Q8_0), q80, 1, y80);
     const float df = half_to_float(d), mf = half_to_float(m);
     for (int j = 0; j < 16; ++j) {
       mismatches += !same(y41[j], static_cast<float>(q41[4 + j] & 0xF) * df + mf);
@@ -108,7 +108,7 @@ TEST(StoredBlocks, Q4_1AndQ8_0DequantizeEveryHalfScaleAsTheFormula) {
 // bootstrap) with and without its stored blocks: the same logits, bit for bit, in prefill and in
 // decode of one and of three rows.
 TEST(StoredBlocks, SmolLM2DecodesTheSameLogitsWithAndWithoutItsStoredBlocks) {
-  if (!model::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  if (!cpu::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   c10::InferenceMode inference;
   const model::Transformer streamed = model::Transformer::load("smollm2-135m", {"cpu", "f32"});
   model::Weights plain_weights = streamed.weights();

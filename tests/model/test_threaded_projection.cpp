@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/row_product.h"
 #include "model/layers.h"
 #include "model/rope.h"
-#include "model/row_product.h"
 
 namespace kvs::test {
 namespace {
@@ -81,14 +81,14 @@ TEST_F(ThreadedProjection, MatchesLinearOnOneThreadAndAtTheKernelsEdges) {
 }
 
 TEST(RowProduct, WritesEveryRequestedOutputAndNothingElse) {
-  if (!model::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  if (!cpu::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   const int64_t rows = 3, in = 21, out = 11, stride = 16;
   const at::Tensor x = at::randn({rows, in});
   const at::Tensor w = at::randn({out, in});
   // Outputs 2..9 of each row, into a strided buffer whose other cells must stay untouched.
   at::Tensor y = at::full({rows, stride}, 7.0f);
-  model::row_product(x.data_ptr<float>(), rows, in, w.data_ptr<float>(), 2, 10, y.data_ptr<float>(),
-                     stride);
+  cpu::row_product(x.data_ptr<float>(), rows, in, w.data_ptr<float>(), 2, 10, y.data_ptr<float>(),
+                   stride);
   const at::Tensor expected = at::matmul(x, w.t());
   EXPECT_LE((y.narrow(1, 2, 8) - expected.narrow(1, 2, 8)).abs().max().item<double>(), 1e-5);
   EXPECT_TRUE(y.narrow(1, 0, 2).eq(7.0f).all().item<bool>());
@@ -96,22 +96,22 @@ TEST(RowProduct, WritesEveryRequestedOutputAndNothingElse) {
 }
 
 TEST(RowCombination, MatchesTheProductForEveryRowCountAndKeepsTheStrideGap) {
-  if (!model::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  if (!cpu::row_product_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   const int64_t count = 37, width = 64, p_stride = 41, y_stride = 70;
   for (int64_t rows = 1; rows <= 7; ++rows) {  // the kernel's threes, and remainders of 1 and 2
     const at::Tensor p = at::rand({rows, p_stride});
     const at::Tensor v = at::randn({count, width});
     at::Tensor y = at::full({rows, y_stride}, 7.0f);
-    model::row_combination(p.data_ptr<float>(), rows, p_stride, count, v.data_ptr<float>(), width,
-                           y.data_ptr<float>(), y_stride);
+    cpu::row_combination(p.data_ptr<float>(), rows, p_stride, count, v.data_ptr<float>(), width,
+                         y.data_ptr<float>(), y_stride);
     const at::Tensor expected = at::matmul(p.narrow(1, 0, count), v);
     EXPECT_LE((y.narrow(1, 0, width) - expected).abs().max().item<double>(), 1e-5) << rows;
     EXPECT_TRUE(y.narrow(1, width, y_stride - width).eq(7.0f).all().item<bool>()) << rows;
   }
   const at::Tensor p = at::rand({1, 4}), v = at::randn({4, 48});
   at::Tensor y = at::empty({1, 48});
-  EXPECT_THROW(model::row_combination(p.data_ptr<float>(), 1, 4, 4, v.data_ptr<float>(), 48,
-                                      y.data_ptr<float>(), 48),
+  EXPECT_THROW(cpu::row_combination(p.data_ptr<float>(), 1, 4, 4, v.data_ptr<float>(), 48,
+                                    y.data_ptr<float>(), 48),
                Error);
 }
 

@@ -17,20 +17,16 @@ import subprocess
 import sys
 import tempfile
 
-BIN = os.environ.get("KVSEARCH_BIN", "kvsearch")
-SHARED = os.environ.get("KVS_SHARED_DIR", "")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import check, error_output, finish, kvsearch, read_json  # noqa: E402
+
+FIXTURES = os.environ.get("KVS_FIXTURES_DIR", "")
 SOURCE = os.environ.get("KVS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-MISTRAL = os.path.join(SHARED, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
-FAILURES = []
-
-
-def check(condition, message):
-    if not condition:
-        FAILURES.append(message)
+MISTRAL = os.path.join(FIXTURES, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
 
 
 def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
+    return kvsearch(*args, timeout=300)
 
 
 def ruler(out, *extra):
@@ -40,10 +36,9 @@ def ruler(out, *extra):
 
 def expect_error(out, extra, fragment):
     proc = ruler(out, *extra)
-    lines = proc.stderr.strip().splitlines()
-    ok = proc.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0]
-    check(ok, f"{extra}: expected one 'error: ...{fragment}...' line and exit 1, got exit "
-              f"{proc.returncode}, stderr {proc.stderr!r}")
+    _, problems = error_output(proc, prefix="error: ", mentions=(fragment,))
+    check(not problems, f"{extra}: expected one 'error: ...{fragment}...' line and exit 1, got exit "
+                        f"{proc.returncode}, stderr {proc.stderr!r}")
     check(not os.path.exists(out), f"{extra}: wrote {out} despite the error")
 
 
@@ -132,9 +127,9 @@ def check_qa(tmp, templates):
             check(r["answers"] == answers(i), f"{task} record {i}: answers {r['answers']}")
             check(900 <= r["length"] <= 1024, f"{task} record {i}: length {r['length']}")
             check("Document 1:\n" in r["context"] and answers(i)[0] in r["context"], f"{task} record {i}: context")
-    params = json.loads(open(os.path.join(out, "ruler_generation.json")).read())
+    params = read_json(os.path.join(out, "ruler_generation.json"))
     check(params["qa_files"]["squad"] == {"source": squad, "sha256": sha256(squad)}, f"{params['qa_files']}")
-    metrics = json.loads(open(os.path.join(out, "config", "dataset2metric.json")).read())
+    metrics = read_json(os.path.join(out, "config", "dataset2metric.json"))
     check(metrics == {"qa_1_1024": "string_match_part", "qa_2_1024": "string_match_part"}, f"{metrics}")
     # RULER's qa template through --templates (the made-up checkout's).
     d = os.path.join(tmp, "qa_templates")
@@ -216,16 +211,13 @@ def main():
         with open(os.path.join(d, "data", "niah_single_1_1024.jsonl"), encoding="utf-8") as f:
             noise = json.loads(f.readline())["context"]
         check("The grass is green. Fake noise line.\n" in noise, "the extracted noise line is not used")
-        params = json.loads(open(os.path.join(d, "ruler_generation.json")).read())
+        params = read_json(os.path.join(d, "ruler_generation.json"))
         check(params["wording"] == {"source": extracted, "sha256": sha256(extracted)}, f"{params['wording']}")
         check(params["essay_haystack"]["sha256"] == sha256(prose), f"{params['essay_haystack']}")
 
         check_qa(tmp, extracted)
-
-    for failure in FAILURES:
-        print("FAIL:", failure)
-    return 1 if FAILURES else 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

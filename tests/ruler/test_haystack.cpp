@@ -1,9 +1,8 @@
-#include "ruler/haystack.h"
-
 #include <gtest/gtest.h>
 
+#include "common/scratch_dir.h"
 #include "core/error.h"
-#include "longbench/temp_dir.h"
+#include "ruler/haystack.h"
 
 namespace kvs::ruler {
 namespace {
@@ -40,7 +39,7 @@ TEST(Haystack, LicenseEssayIsProseFromBaseFiles) {
 }
 
 TEST(Haystack, FileMustBeNonEmptyUtf8) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const auto good = dir.write("good.txt", "Caf\xc3\xa9 au lait.  Second\n sentence.");
   EXPECT_EQ(load_essay_file(good).words,
             (std::vector<std::string>{"Caf\xc3\xa9", "au", "lait.", "Second", "sentence."}));

@@ -10,11 +10,11 @@
 #include <set>
 #include <sstream>
 
+#include "common/scratch_dir.h"
 #include "core/error.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
 #include "longbench/prompt.h"
-#include "longbench/temp_dir.h"
 #include "ruler/generators.h"
 #include "ruler/qa_fixtures.h"
 #include "ruler/word_list.h"
@@ -46,7 +46,7 @@ std::vector<std::string> documents_of(const std::string& context) {
 }
 
 struct QaFixture : ::testing::Test {
-  test::TempDir dir;
+  test::ScratchDir dir;
   Wording wording = default_wording();
   std::vector<std::string> no_words;
   QaCorpus squad = load_squad(dir.write("squad.json", test::squad_fixture(6, 6).dump()));
@@ -151,7 +151,7 @@ std::string read(const fs::path& p) {
 }
 
 struct QaWriter : ::testing::Test {
-  test::TempDir dir;
+  test::ScratchDir dir;
   std::string squad_file = dir.write("squad.json", test::squad_fixture(8, 8).dump());
   std::string hotpot_file = dir.write("hotpot.json", test::hotpotqa_fixture(9).dump());
 
@@ -170,7 +170,7 @@ struct QaWriter : ::testing::Test {
 };
 
 TEST_F(QaWriter, EveryPromptFitsItsTargetAndAsksQuestionI) {
-  const fs::path out = dir.path() / "out";
+  const fs::path out = dir / "out";
   const auto result = write_ruler_data(options(out, 3));
   EXPECT_TRUE(result.notes.empty());
   ASSERT_EQ(result.datasets.size(), 4u);
@@ -213,27 +213,26 @@ TEST_F(QaWriter, EveryPromptFitsItsTargetAndAsksQuestionI) {
 }
 
 TEST_F(QaWriter, SameSeedByteIdenticalOtherSeedDifferent) {
-  auto o = options(dir.path() / "a", 7);
+  auto o = options(dir / "a", 7);
   o.lengths = {1024};
   o.count = 3;
   write_ruler_data(o);
-  o.out_dir = (dir.path() / "b").string();
+  o.out_dir = (dir / "b").string();
   write_ruler_data(o);
-  o.out_dir = (dir.path() / "c").string();
+  o.out_dir = (dir / "c").string();
   o.seed = 8;
   write_ruler_data(o);
   for (const char* name : {"qa_1_1024.jsonl", "qa_2_1024.jsonl"}) {
-    const std::string a = read(dir.path() / "a" / "data" / name);
+    const std::string a = read(dir / "a" / "data" / name);
     EXPECT_FALSE(a.empty());
-    EXPECT_EQ(a, read(dir.path() / "b" / "data" / name)) << name;
-    EXPECT_NE(a, read(dir.path() / "c" / "data" / name)) << name;
+    EXPECT_EQ(a, read(dir / "b" / "data" / name)) << name;
+    EXPECT_NE(a, read(dir / "c" / "data" / name)) << name;
   }
-  EXPECT_EQ(read(dir.path() / "a" / "ruler_generation.json"),
-            read(dir.path() / "b" / "ruler_generation.json"));
+  EXPECT_EQ(read(dir / "a" / "ruler_generation.json"), read(dir / "b" / "ruler_generation.json"));
 }
 
 TEST_F(QaWriter, MissingFilesSkipWithANoteAndBadOnesWriteNothing) {
-  auto o = options(dir.path() / "skip", 1);
+  auto o = options(dir / "skip", 1);
   o.lengths = {1024};
   o.count = 1;
   o.tasks = {"niah_single_1", "qa_1", "qa_2"};
@@ -245,7 +244,7 @@ TEST_F(QaWriter, MissingFilesSkipWithANoteAndBadOnesWriteNothing) {
             std::string::npos);
   EXPECT_NE(result.notes[1].find("give --hotpotqa FILE"), std::string::npos) << result.notes[1];
 
-  const fs::path out = dir.path() / "bad";
+  const fs::path out = dir / "bad";
   const auto expect_error = [&](RulerDataOptions bad, const std::string& fragment) {
     bad.out_dir = out.string();
     try {

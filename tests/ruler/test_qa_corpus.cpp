@@ -4,8 +4,8 @@
 
 #include <set>
 
+#include "common/scratch_dir.h"
 #include "core/error.h"
-#include "longbench/temp_dir.h"
 #include "ruler/qa_corpus.h"
 #include "ruler/qa_fixtures.h"
 
@@ -24,7 +24,7 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 TEST(QaCorpus, SquadKeepsAnswerableQuestionsAndDistinctParagraphs) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const std::string path = dir.write("dev-v2.0.json", test::squad_fixture(3, 4).dump());
   const QaCorpus c = load_squad(path);
   EXPECT_EQ(c.source, path);
@@ -59,7 +59,7 @@ TEST(QaCorpus, SquadKeepsAnswerableQuestionsAndDistinctParagraphs) {
 }
 
 TEST(QaCorpus, HotpotqaDocumentIsTitleNewlineAndSentencesAsGiven) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const std::string path = dir.write("hotpot.json", test::hotpotqa_fixture(4).dump());
   const QaCorpus c = load_hotpotqa(path);
   ASSERT_EQ(c.questions.size(), 4u);
@@ -75,7 +75,7 @@ TEST(QaCorpus, HotpotqaDocumentIsTitleNewlineAndSentencesAsGiven) {
 }
 
 TEST(QaCorpus, BadFilesNameTheFileAndTheField) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const auto squad_error = [&](const json& j) {
     const std::string path = dir.write("squad.json", j.dump());
     return error_of([&] { load_squad(path); });
@@ -84,8 +84,8 @@ TEST(QaCorpus, BadFilesNameTheFileAndTheField) {
     const std::string path = dir.write("hotpot.json", j.dump());
     return error_of([&] { load_hotpotqa(path); });
   };
-  const std::string squad = dir.path().string() + "/squad.json: --squad: ";
-  const std::string hotpot = dir.path().string() + "/hotpot.json: --hotpotqa: ";
+  const std::string squad = dir.path() + "/squad.json: --squad: ";
+  const std::string hotpot = dir.path() + "/hotpot.json: --hotpotqa: ";
 
   json j = test::squad_fixture(2, 2);
   j["data"][1]["paragraphs"][1]["qas"][2].erase("question");
@@ -105,7 +105,7 @@ TEST(QaCorpus, BadFilesNameTheFileAndTheField) {
   j = test::squad_fixture(1, 2);
   for (auto& p : j["data"][0]["paragraphs"])
     for (auto& qa : p["qas"]) qa["is_impossible"] = true;
-  EXPECT_EQ(squad_error(j), dir.path().string() +
+  EXPECT_EQ(squad_error(j), dir.path() +
                                 "/squad.json: --squad: no answerable question (6 with "
                                 "is_impossible true); qa_1 asks SQuAD v2's answerable ones");
   const std::string layout =
@@ -128,8 +128,8 @@ TEST(QaCorpus, BadFilesNameTheFileAndTheField) {
 
   const std::string broken = dir.write("broken.json", "[{\"question\": ");
   EXPECT_EQ(error_of([&] { load_hotpotqa(broken); }).find(broken + ": not valid JSON"), 0u);
-  EXPECT_EQ(error_of([&] { load_squad(dir.path().string() + "/none.json"); }),
-            dir.path().string() + "/none.json: cannot open the --squad file");
+  EXPECT_EQ(error_of([&] { load_squad(dir.path() + "/none.json"); }),
+            dir.path() + "/none.json: cannot open the --squad file");
 }
 
 }  // namespace

@@ -1,11 +1,10 @@
-#include "ruler/wording.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "common/scratch_dir.h"
 #include "core/error.h"
-#include "longbench/temp_dir.h"
+#include "ruler/wording.h"
 
 namespace kvs::ruler {
 namespace {
@@ -54,7 +53,7 @@ TEST(Wording, SingularRewritesAreOrderedSubstringReplacements) {
 }
 
 TEST(Wording, FileRoundTripsAndRecordsItsHash) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const auto path = dir.write("t.json", wording_json(default_wording()).dump());
   const Wording w = load_wording(path);
   EXPECT_EQ(w.source, path);
@@ -64,7 +63,7 @@ TEST(Wording, FileRoundTripsAndRecordsItsHash) {
 }
 
 TEST(Wording, FileMissingAFamilyOrFieldIsNamed) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   auto j = wording_json(default_wording());
   j.erase("freq_words_extraction");
   EXPECT_NE(error_of(dir.write("a.json", j.dump())).find("missing family 'freq_words_extraction'"),

@@ -1,23 +1,22 @@
 // The generated data as the rest of the project reads it: every prompt within its target and at
 // least 90% of it in the given tokenizer (counted as `kvsearch run` builds the prompt), and
 // byte-identical files for one seed.
-#include "ruler/writer.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "common/scratch_dir.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
 #include "longbench/prompt.h"
-#include "longbench/temp_dir.h"
 #include "ruler/tasks.h"
-#include "tokenizer/tokenizer.h"
+#include "ruler/writer.h"
 #include "tokenizer/test_support.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kvs::ruler {
 namespace {
@@ -42,17 +41,17 @@ RulerDataOptions options(const std::string& model, const fs::path& out, uint64_t
 }
 
 void expect_prompts_fit(const std::string& tokenizer_file, const std::string& chat) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const auto result = write_ruler_data(options(tokenizer_file, dir.path(), 5));
   EXPECT_EQ(result.chat_template, chat);
   EXPECT_EQ(result.datasets.size(), 22u);  // 11 tasks x 2 lengths; qa skipped
   EXPECT_EQ(result.notes.size(), 2u);
   const auto tok = tokenizer::load_tokenizer_file(tokenizer_file);
-  const longbench::Config config = longbench::load_config(dir.path().string());
+  const longbench::Config config = longbench::load_config(dir.path());
   longbench::PromptOptions prompt_options;
   prompt_options.max_length = 1 << 20;
   for (const auto& d : result.datasets) {
-    const auto records = longbench::load_dataset(dir.path().string(), d.dataset);
+    const auto records = longbench::load_dataset(dir.path(), d.dataset);
     ASSERT_EQ(records.size(), 3u) << d.dataset;
     const int64_t target = std::stoll(d.dataset.substr(d.dataset.rfind('_') + 1));
     const int64_t to_generate = config.max_new_tokens_for(d.dataset);
@@ -88,23 +87,23 @@ TEST(RulerWriter, EveryPromptFitsItsTargetInSmolLM2GgufTokensWithItsChatML) {
 }
 
 TEST(RulerWriter, SameSeedByteIdenticalOtherSeedDifferent) {
-  test::TempDir a, b, c;
+  test::ScratchDir a, b, c;
   auto o = options(test::mistral_model_path(), a.path(), 11);
   o.lengths = {1024};
   o.count = 2;
   write_ruler_data(o);
-  o.out_dir = b.path().string();
+  o.out_dir = b.path();
   write_ruler_data(o);
-  o.out_dir = c.path().string();
+  o.out_dir = c.path();
   o.seed = 12;
   write_ruler_data(o);
   size_t files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(a.path())) {
     if (!entry.is_regular_file()) continue;
     const auto relative = fs::relative(entry.path(), a.path());
-    EXPECT_EQ(read(entry.path()), read(b.path() / relative)) << relative;
+    EXPECT_EQ(read(entry.path()), read(b / relative)) << relative;
     if (relative.parent_path() == "data") {
-      EXPECT_NE(read(entry.path()), read(c.path() / relative)) << relative;
+      EXPECT_NE(read(entry.path()), read(c / relative)) << relative;
     }
     ++files;
   }
@@ -112,8 +111,8 @@ TEST(RulerWriter, SameSeedByteIdenticalOtherSeedDifferent) {
 }
 
 TEST(RulerWriter, BadInputWritesNothing) {
-  test::TempDir dir;
-  const fs::path out = dir.path() / "out";
+  test::ScratchDir dir;
+  const fs::path out = dir / "out";
   auto o = options(test::mistral_model_path(), out, 1);
   o.tasks = {"niah_single_1", "niah_nonsense"};
   EXPECT_THROW(write_ruler_data(o), Error);

@@ -1,4 +1,4 @@
-// The prompt rules the search applies per model (REFERENCE.md §4, issue 8's Llama-3 rules).
+// The prompt rules the search applies per model (docs/reference.md §4, issue 8's Llama-3 rules).
 #include <gtest/gtest.h>
 
 #include "core/error.h"

@@ -15,7 +15,7 @@
 
 namespace kvs::store::test_support {
 
-using TempDir = kvs::test::ScratchDir;
+using kvs::test::ScratchDir;
 
 inline RunSpec make_spec(const std::string& key) {
   RunSpec s;

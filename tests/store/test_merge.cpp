@@ -16,7 +16,7 @@ using test_support::expect_same;
 using test_support::make_replay;
 using test_support::make_spec;
 using test_support::make_state;
-using test_support::TempDir;
+using test_support::ScratchDir;
 
 constexpr const char* kExperimentSpec = R"({"name":"demo","budgets":[32,64]})";
 
@@ -63,7 +63,7 @@ Counts count(const std::string& path) {
 }
 
 TEST(Merge, CombinesJobsOnceAndIsIdempotent) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string a = dir.file("job-a.db"), b = dir.file("job-b.db"), all = dir.file("all.db");
   write_job(a, "job-a", {"a/global", "a/segments"}, 4, true);
   write_job(b, "job-b", {"b/global"}, 6, true);
@@ -110,7 +110,7 @@ TEST(Merge, CombinesJobsOnceAndIsIdempotent) {
 }
 
 TEST(Merge, CompletesAnInterruptedCopyOfARun) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string partial = dir.file("partial.db"), complete = dir.file("complete.db"),
                     all = dir.file("all.db");
   write_job(partial, "job", {"run"}, 3, false);
@@ -136,7 +136,7 @@ TEST(Merge, CompletesAnInterruptedCopyOfARun) {
 }
 
 TEST(Merge, ConflictsAreRefusedWithoutWriting) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string all = dir.file("all.db"), good = dir.file("good.db"),
                     other_model = dir.file("other-model.db"), other_policy = dir.file("other.db");
   write_job(all, "job", {"run"}, 2, false);
@@ -177,7 +177,7 @@ TEST(Merge, ConflictsAreRefusedWithoutWriting) {
 }
 
 TEST(Merge, BadSourcesAreRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string all = dir.file("all.db"), junk = dir.file("junk.db");
   write_job(all, "job", {"run"}, 1, true);
   expect_error([&] { merge_databases(all, {all}); }, {all, "merge target itself"});

@@ -15,12 +15,12 @@ namespace kvs::store {
 namespace {
 
 using test_support::expect_error;
-using test_support::TempDir;
+using test_support::ScratchDir;
 
 bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 TEST(RunLock, ASecondHolderIsToldThePidOfTheFirst) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string db = dir.file("runs.db");
   int ready[2], done[2];
   ASSERT_EQ(pipe(ready), 0);
@@ -53,7 +53,7 @@ TEST(RunLock, ASecondHolderIsToldThePidOfTheFirst) {
 }
 
 TEST(RunLock, AKilledHolderLeavesTheRunFree) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string db = dir.file("runs.db");
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);

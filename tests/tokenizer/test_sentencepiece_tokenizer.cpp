@@ -7,7 +7,7 @@ namespace {
 using kvs::test::mistral;
 
 nlohmann::json mistral_cases() {
-  return kvs::test::read_json(kvs::test::shared_dir() + "/tokenizers/mistral-7b-v0.1/cases.json");
+  return kvs::test::read_json(kvs::test::fixtures_dir() + "/tokenizers/mistral-7b-v0.1/cases.json");
 }
 
 TEST(MistralTokenizer, EveryReferenceCaseEncodesAndDecodesExactly) {

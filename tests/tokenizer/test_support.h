@@ -1,4 +1,4 @@
-// Shared fixtures of the tokenizer tests: the real tokenizers in KVS_SHARED_DIR and scratch files.
+// Fixtures of the tokenizer tests: the real tokenizers in KVS_FIXTURES_DIR and scratch files.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,20 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "common/fixtures.h"
+#include "common/scratch_dir.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvs::test {
 
-inline std::string shared_dir() {
-  const char* dir = std::getenv("KVS_SHARED_DIR");
-  return dir ? dir : "../shared";
-}
-
 inline std::string llama3_model_path() {
-  return shared_dir() + "/tokenizers/llama-3.1/tokenizer.model";
+  return fixtures_dir() + "/tokenizers/llama-3.1/tokenizer.model";
 }
 inline std::string mistral_model_path() {
-  return shared_dir() + "/tokenizers/mistral-7b-v0.1/tokenizer.model";
+  return fixtures_dir() + "/tokenizers/mistral-7b-v0.1/tokenizer.model";
 }
 
 inline nlohmann::json read_json(const std::string& path) {
@@ -43,30 +40,6 @@ inline const tokenizer::Tokenizer& mistral() {
   static const auto tok = tokenizer::load_sentencepiece(mistral_model_path());
   return *tok;
 }
-
-// A fresh directory under the system temp dir, removed at the end of the test.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kvs-tok-test-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name, const std::string& content) const {
-    const auto p = path_ / name;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    return p.string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Standard base64 with padding (to write tiktoken files in tests).
 inline std::string base64(const std::string& bytes) {

@@ -12,7 +12,7 @@ using kvs::test::llama3;
 const std::string kFffd = "\xEF\xBF\xBD";
 
 nlohmann::json llama3_cases() {
-  return kvs::test::read_json(kvs::test::shared_dir() + "/tokenizers/llama-3.1/cases.json");
+  return kvs::test::read_json(kvs::test::fixtures_dir() + "/tokenizers/llama-3.1/cases.json");
 }
 
 TEST(Llama3Tokenizer, EveryReferenceCaseEncodesAndDecodesExactly) {
@@ -91,13 +91,13 @@ class TiktokenFileErrors : public ::testing::Test {
  protected:
   kvs::test::ScratchDir dir;
   std::string load_error(const std::string& content) {
-    const auto path = dir.file("tokenizer.model", content);
+    const auto path = dir.write("tokenizer.model", content);
     return error_of([&] { kvs::tokenizer::load_tiktoken(path); });
   }
 };
 
 TEST_F(TiktokenFileErrors, SmallFileLoadsWithSpecialsAfterTheLastRank) {
-  const auto path = dir.file("tokenizer.model", kvs::test::small_tiktoken({"ab", "abc"}));
+  const auto path = dir.write("tokenizer.model", kvs::test::small_tiktoken({"ab", "abc"}));
   const auto tok = kvs::tokenizer::load_tiktoken(path);
   EXPECT_EQ(tok->bos_id(), 258);
   EXPECT_EQ(tok->vocab_size(), 258 + 256);

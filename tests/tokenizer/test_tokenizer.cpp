@@ -40,7 +40,7 @@ TEST_F(LoadTokenizer, HfLayoutKeepsMetasFileInOriginal) {
 
 TEST_F(LoadTokenizer, TokenizerJsonComesBeforeOriginal) {
   link(kvs::test::llama3_model_path(), "original/tokenizer.model");
-  dir.file("tokenizer.json", "{\"model\": {\"type\": \"Unigram\"}}");
+  dir.write("tokenizer.json", "{\"model\": {\"type\": \"Unigram\"}}");
   EXPECT_EQ(kvs::tokenizer::find_tokenizer_file(dir.path()), dir.path() + "/tokenizer.json");
   const auto message = kvs::test::error_of([&] { load_tokenizer(dir.path()); });
   EXPECT_NE(message.find("model type 'Unigram' is not a BPE"), std::string::npos) << message;

@@ -1,25 +1,15 @@
 """`kvsearch tokenize` and `kvsearch bench tokenizer` driven as a user runs them."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-BIN = os.environ["KVSEARCH_BIN"]
-SHARED = os.environ["KVS_SHARED_DIR"]
-LLAMA3 = os.path.join(SHARED, "tokenizers", "llama-3.1", "tokenizer.model")
-MISTRAL = os.path.join(SHARED, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import check, finish, kvsearch  # noqa: E402
 
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-
-
-def kvsearch(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, encoding="utf-8")
+FIXTURES = os.environ["KVS_FIXTURES_DIR"]
+LLAMA3 = os.path.join(FIXTURES, "tokenizers", "llama-3.1", "tokenizer.model")
+MISTRAL = os.path.join(FIXTURES, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
 
 
 def main():
@@ -76,9 +66,7 @@ def main():
     out = kvsearch("bench", "tokenizer", "--tokenizer", LLAMA3, "--words", "500", "--python", "/nonexistent/python3")
     check(out.returncode == 0 and "tiktoken   not run:" in out.stdout, "bench without python: %r" % out.stdout)
 
-    for f in failures:
-        print("FAIL:", f)
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ a tokenizer.json converted from the same ranks (checked against HF's tokenizers 
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 
@@ -17,27 +16,17 @@ import tiktoken
 import tokenizers  # HF tokenizers (a dependency of transformers in tools/requirements.txt)
 from tiktoken.load import load_tiktoken_bpe
 
-BIN = os.environ["KVSEARCH_BIN"]
-SHARED = os.environ["KVS_SHARED_DIR"]
-MODEL = os.path.join(SHARED, "tokenizers", "llama-3.1", "tokenizer.model")
-CASES = json.load(open(os.path.join(SHARED, "tokenizers", "llama-3.1", "cases.json"), encoding="utf-8"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import FAILURES, char_range, check, finish, tokenize_jsonl  # noqa: E402
+
+FIXTURES = os.environ["KVS_FIXTURES_DIR"]
+MODEL = os.path.join(FIXTURES, "tokenizers", "llama-3.1", "tokenizer.model")
+CASES = json.load(open(os.path.join(FIXTURES, "tokenizers", "llama-3.1", "cases.json"), encoding="utf-8"))
 
 NAMED = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
          "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>",
          "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>"]
 SPECIALS = NAMED + ["<|reserved_special_token_%d|>" % (2 + i) for i in range(256 - len(NAMED))]
-
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-
-
-def char_range(lo, hi):
-    return [chr(c) for c in range(lo, hi + 1)]
-
 
 # Long-assigned characters only (PCRE2 and Rust's regex crate may carry different Unicode
 # versions; newly assigned code points are not what this test is about).
@@ -95,20 +84,11 @@ def gen_string(rng):
 
 
 def run_jsonl(tokenizer_path, values, *flags):
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
-        for v in values:
-            f.write(json.dumps(v) + "\n")
-        path = f.name
-    try:
-        out = subprocess.run([BIN, "tokenize", "--tokenizer", tokenizer_path, "--jsonl", path, *flags],
-                             capture_output=True, text=True, encoding="utf-8")
-    finally:
-        os.unlink(path)
-    if out.returncode != 0:
+    out, parsed = tokenize_jsonl(["--tokenizer", tokenizer_path], values, *flags)
+    if parsed is None:
         sys.exit("kvsearch tokenize failed: " + out.stderr.strip())
-    lines = out.stdout.split("\n")[:-1]  # not splitlines(): U+2028 etc. stay unescaped in JSON
-    assert len(lines) == len(values), (len(lines), len(values))
-    return [json.loads(line) for line in lines]
+    assert len(parsed) == len(values), (len(parsed), len(values))
+    return parsed
 
 
 def compare_encodings(label, tokenizer_path, enc, strings):
@@ -203,10 +183,8 @@ def main():
                   "the generated tokenizer.json disagrees with tiktoken (HF tokenizers) on %r" % s)
         compare_encodings("tokenizer.json", path, enc, subset)
 
-    print("checked %d strings, %d id sequences; %d failures" % (len(strings), len(id_lists), len(failures)))
-    for f in failures[:20]:
-        print("FAIL:", f)
-    sys.exit(1 if failures else 0)
+    print("checked %d strings, %d id sequences; %d failures" % (len(strings), len(id_lists), len(FAILURES)))
+    finish(limit=20)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,33 @@
+// `kvsearch bench search`: K policies evaluated one at a time (a prefill each) versus batched on
+// one shared prefill per question, in the same run, with a check that their predictions agree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/runtime.h"
+
+namespace kvs::bench {
+
+struct SearchBenchOptions {
+  std::string model_dir, longbench_dir, dataset;
+  int policies = 12;
+  int64_t questions = 4;
+  int64_t budget = 64;
+  int64_t max_new_tokens = 0;  // 0: the dataset's own
+  model::LoadOptions load;
+};
+
+struct SearchBenchResult {
+  int policies = 0;
+  int64_t questions = 0, mean_prompt_tokens = 0, new_tokens = 0;
+  double sequential_seconds = 0, batched_seconds = 0, batched_speedup = 0;
+  bool predictions_agree = false;
+  int64_t disagreements = 0;  // (policy, question) pairs whose outputs differ
+};
+
+SearchBenchResult bench_search(const SearchBenchOptions& options);
+std::string search_bench_json(const SearchBenchResult& r);
+std::string search_bench_table(const SearchBenchResult& r);
+
+}  // namespace kvs::bench
