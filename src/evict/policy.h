@@ -11,9 +11,19 @@
 // Required: kind, budget, schedule. Every other field has the default shown in the struct;
 // terms.corr defaults to (kind == greedy). Unknown fields are errors, so a typo never silently
 // falls back to a default.
+//
+// The method dialect names a registered method (method.h, `kvsearch methods`) and sets its
+// parameters as fields; B counts every entry kept per cache head and layer:
+//   {"method": "knorm", "budget": 128}
+//   {"method": "streaming_llm", "budget": 128, "n_sink": 4}
+//   {"method": "snapkv", "budget": 128, "window": 64, "kernel": 5, "pooling": "avg",
+//    "granularity": "kv_head"}
+// snapkv, pyramidkv and diverse (the paper's score) are the fields above under another name:
+// they read and write as kind/schedule policies, so recorded policies keep their JSON.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -44,8 +54,16 @@ struct ScoreTerms {
   }
 };
 
+// A scoring method's parameters (method.h): name -> value, every declared parameter present.
+using MethodParams = std::map<std::string, double>;
+
 struct Policy {
   std::string name;  // a label for tables and logs; no effect on the selection
+  // A scoring method's registry name, with its parameters; empty for the window-statistics
+  // methods, which the fields below describe. A scoring method keeps budget.budget entries per KV
+  // head and layer (budget.window 0, granularity kv_head) and uses none of the other fields.
+  std::string method;
+  MethodParams params;
   SelectorKind kind = SelectorKind::TopK;
   BudgetSpec budget;   // B, W, schedule, beta, redistribute
   int64_t kernel = 7;  // odd, so the pooled scores stay aligned with the tokens
@@ -56,6 +74,12 @@ struct Policy {
   Profile lambda1 = Profile::global(0.0);
   Profile lambda2 = Profile::global(0.0);
   int64_t candidate_factor = 4;  // greedy candidates: top min(n - W, factor * B_sel)
+
+  bool is_scoring() const { return !method.empty(); }
+  // The registry name: `method`, else snapkv / pyramidkv (top-k, by schedule) or diverse (greedy).
+  std::string method_name() const;
+  // How many trailing query rows the policy reads from the prefill.
+  int64_t observation_window() const;
 
   // Throws kvs::Error naming the first invalid field ("<where>.<field>: ...").
   void validate(const std::string& where = "policy") const;

@@ -28,7 +28,8 @@ class LayoutGroups final : public model::PrefillObserver {
   LayoutGroups(const std::vector<evict::Policy>& policies, int64_t num_layers, int64_t decode_capacity) {
     std::map<std::pair<int, int64_t>, std::vector<size_t>> by_layout;
     for (size_t i = 0; i < policies.size(); ++i)
-      by_layout[{static_cast<int>(policies[i].granularity), policies[i].budget.window}].push_back(i);
+      by_layout[{static_cast<int>(policies[i].granularity), policies[i].observation_window()}]
+          .push_back(i);
     for (auto& [layout, members] : by_layout) {
       std::vector<evict::Policy> batch;
       for (size_t i : members) batch.push_back(policies[i]);

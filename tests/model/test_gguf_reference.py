@@ -124,8 +124,11 @@ def check_synthetic_types(tmp):
 
 
 def kept_cache(q_window, keys, values, kept):
-    """Per query head, the kept rows of the layer's keys and values (query_head granularity)."""
+    """Per query head, the kept rows of the layer's keys and values. `kept` lists query heads
+    (query_head granularity) or KV heads (kv_head: each read by its group's query heads)."""
     group = q_window.shape[0] // keys.shape[0]
+    if len(kept) == keys.shape[0]:
+        kept = [kept[h // group] for h in range(q_window.shape[0])]
     k = keys.repeat_interleave(group, dim=0)
     v = values.repeat_interleave(group, dim=0)
     index = torch.tensor(kept)
@@ -230,6 +233,10 @@ def check_logits(tmp):
                     "lambda2": {"profile": "global", "a": [math.asinh(-0.15)]}},
                    lambda q, k, l: diverse(q, k, budget, 0.3, -0.15, l, layers)),
     }
+    # The scoring methods: their kept sets are checked against kvpress's presses in
+    # tests/evict/test_methods_vs_kvpress.py; here the decode over what kvsearch kept.
+    for method in ("streaming_llm", "knorm", "keydiff", "tova"):
+        policies[method] = ({"method": method, "budget": budget}, None)
     for name, (policy, select) in policies.items():
         dump = os.path.join(tmp, f"{name}.npy")
         kept_path = os.path.join(tmp, f"{name}.kept.json")
@@ -241,7 +248,9 @@ def check_logits(tmp):
             write_json(policy_path, policy)
             args += ["--policy", policy_path, "--dump-kept", kept_path]
         ours = json.loads(must(*args, error=RuntimeError))
-        if policy:
+        if policy and select is None:
+            kept = read_json(kept_path)["layers"]
+        elif policy:
             kept = read_json(kept_path)["layers"]
             oracle = [select(window_queries[l], keys[l], l) for l in range(layers)]
             pairs = [(set(a), set(b)) for l in range(layers) for a, b in zip(kept[l], oracle[l])]

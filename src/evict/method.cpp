@@ -1,0 +1,122 @@
+#include "evict/method.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/error.h"
+
+namespace kvs::evict {
+
+namespace {
+
+std::vector<const Method*>& registry() {
+  static std::vector<const Method*> methods;
+  return methods;
+}
+
+}  // namespace
+
+at::Tensor Method::scores(const LayerView&, const MethodParams&) const {
+  throw Error("method " + info().name + " is scored from the window statistics, not by scores()");
+}
+
+MethodRegistration::MethodRegistration(const Method& method) { registry().push_back(&method); }
+
+std::vector<const Method*> registered_methods() {
+  std::vector<const Method*> methods = registry();
+  std::sort(methods.begin(), methods.end(),
+            [](const Method* a, const Method* b) { return a->info().name < b->info().name; });
+  return methods;
+}
+
+const Method& find_method(const std::string& name, const std::string& where) {
+  std::string names;
+  for (const Method* m : registered_methods()) {
+    if (m->info().name == name) return *m;
+    names += (names.empty() ? "" : ", ") + m->info().name;
+  }
+  throw error_at(where, "unknown method '" + name + "' (registered: " + names + ")");
+}
+
+MethodParams default_params(const MethodInfo& info) {
+  MethodParams params;
+  for (const MethodParam& p : info.params) {
+    if (p.type == MethodParam::Type::Integer || p.type == MethodParam::Type::Number)
+      params[p.name] = std::stod(p.default_json);
+  }
+  return params;
+}
+
+namespace {
+
+const char* param_type_name(MethodParam::Type type) {
+  switch (type) {
+    case MethodParam::Type::Integer:
+      return "integer";
+    case MethodParam::Type::Number:
+      return "number";
+    case MethodParam::Type::Boolean:
+      return "boolean";
+    case MethodParam::Type::Text:
+      return "text";
+    case MethodParam::Type::Profile:
+      return "profile";
+  }
+  return "?";
+}
+
+nlohmann::json needs_to_json(uint32_t needs) {
+  nlohmann::json out = nlohmann::json::array({"keys"});
+  if (needs & kNeedsWindowQueries) out.push_back("window queries");
+  if (needs & kNeedsLastQuery) out.push_back("last query");
+  if (needs & kNeedsValues) out.push_back("values");
+  return out;
+}
+
+// "arXiv <id>" for an arXiv id, else the text as given.
+std::string paper_reference(const MethodInfo& i) {
+  const bool arxiv = !i.paper.empty() && i.paper.find(' ') == std::string::npos;
+  return arxiv ? "arXiv " + i.paper : i.paper;
+}
+
+}  // namespace
+
+nlohmann::json methods_to_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Method* m : registered_methods()) {
+    const MethodInfo& i = m->info();
+    nlohmann::json params = nlohmann::json::array();
+    for (const MethodParam& p : i.params) {
+      params.push_back({{"name", p.name},
+                        {"type", param_type_name(p.type)},
+                        {"default", nlohmann::json::parse(p.default_json)},
+                        {"doc", p.doc}});
+    }
+    out.push_back({{"name", i.name},
+                   {"summary", i.summary},
+                   {"paper", paper_reference(i)},
+                   {"code", i.code},
+                   {"kvpress", i.kvpress},
+                   {"budget", "B = " + i.budget + ", per cache head and layer"},
+                   {"checked", i.checked},
+                   {"needs", needs_to_json(i.needs)},
+                   {"params", params}});
+  }
+  return out;
+}
+
+std::string methods_markdown() {
+  std::string out = "| method | reference | what B counts | checked against |\n|---|---|---|---|\n";
+  for (const Method* m : registered_methods()) {
+    const MethodInfo& i = m->info();
+    const std::string paper = paper_reference(i);
+    const std::string oracle = i.kvpress.empty()
+                                   ? "`" + i.checked + "`"
+                                   : "kvpress " + i.kvpress + " (`" + i.checked + "`)";
+    out += "| `" + i.name + "` | " + paper + " | " + i.budget + " | " + oracle + " |\n";
+  }
+  return out;
+}
+
+}  // namespace kvs::evict

@@ -1,0 +1,95 @@
+// An eviction method as a part with a name: what it needs from the prefill, its parameters with
+// their defaults, its references, and its score. Each method is one file under evict/methods/ that
+// registers itself (MethodRegistration), as the CLI's commands do; everything that names methods
+// (policies, `kvsearch methods`, help texts) reads this registry.
+//
+// Two kinds of entry:
+// - window-statistics methods (snapkv, pyramidkv, and the paper's diverse score): scored from the
+//   window queries' attention statistics (window_stats.h, score.h) and selected by top-k or the
+//   greedy admission; their settings are Policy's own fields (policy.h).
+// - scoring methods: score() gives each KV head's entries a score from what one layer's prefill
+//   shows (LayerView); the policy keeps the B best per KV head and layer. What they always keep
+//   (sinks, the last token) scores +infinity.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "evict/policy.h"
+
+namespace kvs::evict {
+
+// What a method reads from one layer's prefill beyond the post-RoPE keys.
+enum Needs : uint32_t {
+  kNeedsNothing = 0,
+  kNeedsWindowQueries = 1u << 0,  // the last W query rows (post-RoPE)
+  kNeedsLastQuery = 1u << 1,      // the last prompt query row (post-RoPE)
+  kNeedsValues = 1u << 2,
+};
+
+// One parameter of a method: its JSON field, default (as JSON text) and meaning. A scoring
+// method's parameters are integers or numbers (MethodParams holds them as double, at least
+// `minimum`); the window-statistics methods also take texts and lambda profiles.
+struct MethodParam {
+  enum class Type { Integer, Number, Boolean, Text, Profile };
+  std::string name;
+  Type type = Type::Integer;
+  std::string default_json;
+  double minimum = 0;
+  std::string doc;
+};
+
+struct MethodInfo {
+  std::string name;     // the registry's key; kvpress's registry name where kvpress has it
+  std::string summary;  // one line: what it scores
+  std::string paper;    // arXiv id
+  std::string code;     // the reference code (repository and file)
+  std::string kvpress;  // the kvpress class that equals it, or "" where kvpress has none
+  std::string budget;   // what B counts
+  std::string checked;  // the test that checks it against its reference
+  std::vector<MethodParam> params;
+  uint32_t needs = kNeedsNothing;
+  bool window_statistics = false;  // scored through Policy's window-statistics fields
+};
+
+// What one layer's prefill shows a scoring method. Tensors are float32, contiguous, on one device.
+struct LayerView {
+  const at::Tensor& keys;        // [kv_heads, n, d], after RoPE
+  const at::Tensor& values;      // [kv_heads, n, d]
+  const at::Tensor& last_query;  // [heads, d], after RoPE: the last prompt position's queries
+  int64_t layer = 0;
+  int64_t num_layers = 1;
+};
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  virtual const MethodInfo& info() const = 0;
+  // [kv_heads, n] float32, higher kept first; +infinity where the method always keeps the entry.
+  // Window-statistics methods are scored by select_layer and never reach this.
+  virtual at::Tensor scores(const LayerView& view, const MethodParams& params) const;
+};
+
+struct MethodRegistration {
+  explicit MethodRegistration(const Method& method);
+};
+
+// Every registered method, in name order.
+std::vector<const Method*> registered_methods();
+// The method of that name; throws kvs::Error naming `where` and the registered names otherwise.
+const Method& find_method(const std::string& name, const std::string& where);
+
+// The parameters with their defaults.
+MethodParams default_params(const MethodInfo& info);
+
+// Every registered method for `kvsearch methods`: as JSON (name, summary, references, what B
+// counts, what it needs, its parameters with defaults), and as the Markdown table the README
+// carries (name, reference, what B counts, checked against).
+nlohmann::json methods_to_json();
+std::string methods_markdown();
+
+}  // namespace kvs::evict

@@ -1,0 +1,215 @@
+// The method registry (evict/method.h) and its scoring methods: each score against its formula
+// written out with plain loops, the selection they make through select_layer, the method dialect
+// of the policy JSON, and its errors. kvpress's own presses are the oracle of
+// test_methods_vs_kvpress.py; this file checks the definitions.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "evict/layer_selection.h"
+#include "evict/method.h"
+#include "evict/policy.h"
+
+namespace kvs::test {
+namespace {
+
+using evict::Policy;
+using nlohmann::json;
+
+Policy method_policy(const json& j) { return evict::policy_from_json(j, "policy"); }
+
+std::string parse_error(const json& j) {
+  try {
+    method_policy(j);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The kept positions of one KV head, as a set.
+std::set<int64_t> kept_row(const at::Tensor& kept, int64_t row) {
+  const at::Tensor r = kept[row].contiguous();
+  return std::set<int64_t>(r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel());
+}
+
+// The `count` best positions of a score row by plain sorting (higher first, lower position on
+// ties), as a set.
+std::set<int64_t> best(const std::vector<double>& score, int64_t count) {
+  std::vector<int64_t> order(score.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return score[a] > score[b]; });
+  return std::set<int64_t>(order.begin(), order.begin() + count);
+}
+
+struct Layer {
+  at::Tensor queries, keys, values;  // [heads, W, d], [kv_heads, n, d] x 2
+};
+
+Layer random_layer(int64_t heads, int64_t kv_heads, int64_t n, int64_t d, int64_t window,
+                   uint64_t seed) {
+  at::manual_seed(seed);
+  return {at::randn({heads, window, d}), at::randn({kv_heads, n, d}) * 2 + 0.3,
+          at::randn({kv_heads, n, d})};
+}
+
+at::Tensor select(const Policy& p, const Layer& l) {
+  return evict::select_layer(l.queries, l.keys, l.values, {p}, 0, 4).front();
+}
+
+TEST(Methods, TheRegistryListsEveryMethodOnceAndRefusesUnknownNames) {
+  std::vector<std::string> names;
+  for (const evict::Method* m : evict::registered_methods()) names.push_back(m->info().name);
+  for (const char* expected :
+       {"diverse", "keydiff", "knorm", "pyramidkv", "snapkv", "streaming_llm", "tova"})
+    EXPECT_EQ(std::count(names.begin(), names.end(), expected), 1) << expected;
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(parse_error({{"method", "h2o_typo"}, {"budget", 64}})
+                .rfind("policy.method: unknown method 'h2o_typo' (registered: diverse, ", 0),
+            0u);
+  const json listed = evict::methods_to_json();
+  EXPECT_EQ(listed.size(), names.size());
+  EXPECT_NE(evict::methods_markdown().find("| `knorm` | arXiv 2406.11430 |"), std::string::npos);
+}
+
+TEST(Methods, KnormKeepsTheKeysOfLowestNorm) {
+  const Layer l = random_layer(6, 2, 300, 16, 1, 1);
+  const at::Tensor kept = select(method_policy({{"method", "knorm"}, {"budget", 40}}), l);
+  ASSERT_EQ(kept.sizes(), (at::IntArrayRef{2, 40}));
+  for (int64_t h = 0; h < 2; ++h) {
+    std::vector<double> score;
+    const auto k = l.keys.accessor<float, 3>();
+    for (int64_t i = 0; i < 300; ++i) {
+      double sq = 0;
+      for (int64_t e = 0; e < 16; ++e) sq += double(k[h][i][e]) * k[h][i][e];
+      score.push_back(-std::sqrt(sq));
+    }
+    EXPECT_EQ(kept_row(kept, h), best(score, 40)) << "head " << h;
+  }
+}
+
+TEST(Methods, KeyDiffKeepsTheKeysLeastLikeTheMeanDirection) {
+  const Layer l = random_layer(6, 2, 257, 16, 1, 2);
+  const at::Tensor kept = select(method_policy({{"method", "keydiff"}, {"budget", 33}}), l);
+  const auto k = l.keys.accessor<float, 3>();
+  for (int64_t h = 0; h < 2; ++h) {
+    std::vector<double> anchor(16, 0.0), norm(257, 0.0), score;
+    for (int64_t i = 0; i < 257; ++i) {
+      for (int64_t e = 0; e < 16; ++e) norm[i] += double(k[h][i][e]) * k[h][i][e];
+      norm[i] = std::sqrt(norm[i]);
+      for (int64_t e = 0; e < 16; ++e) anchor[e] += k[h][i][e] / norm[i] / 257;
+    }
+    double anchor_norm = 0;
+    for (double a : anchor) anchor_norm += a * a;
+    anchor_norm = std::sqrt(anchor_norm);
+    for (int64_t i = 0; i < 257; ++i) {
+      double dot = 0;
+      for (int64_t e = 0; e < 16; ++e) dot += k[h][i][e] * anchor[e];
+      score.push_back(-dot / (norm[i] * anchor_norm));
+    }
+    EXPECT_EQ(kept_row(kept, h), best(score, 33)) << "head " << h;
+  }
+}
+
+TEST(Methods, StreamingLlmKeepsTheSinksAndTheMostRecentTokens) {
+  const Layer l = random_layer(6, 2, 300, 16, 1, 3);
+  const at::Tensor kept =
+      select(method_policy({{"method", "streaming_llm"}, {"budget", 75}, {"n_sink", 4}}), l);
+  std::set<int64_t> expected = {0, 1, 2, 3};
+  for (int64_t i = 229; i < 300; ++i) expected.insert(i);
+  for (int64_t h = 0; h < 2; ++h) EXPECT_EQ(kept_row(kept, h), expected);
+}
+
+TEST(Methods, TovaAveragesTheLastQueryOverEveryHeadAndKeepsTheLastToken) {
+  const int64_t heads = 6, kv_heads = 2, n = 200, d = 16, group = heads / kv_heads;
+  const Layer l = random_layer(heads, kv_heads, n, d, 3, 4);
+  const at::Tensor kept = select(method_policy({{"method", "tova"}, {"budget", 50}}), l);
+  const auto q = l.queries.accessor<float, 3>();
+  const auto k = l.keys.accessor<float, 3>();
+  std::vector<double> score(n, 0.0);
+  for (int64_t h = 0; h < heads; ++h) {
+    std::vector<double> logit(n);
+    double top = -1e300, sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double dot = 0;
+      for (int64_t e = 0; e < d; ++e) dot += q[h][2][e] * k[h / group][i][e];  // the last row
+      logit[i] = dot / std::sqrt(double(d));
+      top = std::max(top, logit[i]);
+    }
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(logit[i] - top);
+    for (int64_t i = 0; i < n; ++i) score[i] += std::exp(logit[i] - top) / sum / heads;
+  }
+  score[n - 1] = std::numeric_limits<double>::infinity();
+  const std::set<int64_t> expected = best(score, 50);
+  for (int64_t h = 0; h < kv_heads; ++h) EXPECT_EQ(kept_row(kept, h), expected) << "head " << h;
+}
+
+TEST(Methods, APromptWithinTheBudgetKeepsEverything) {
+  const Layer l = random_layer(6, 2, 30, 16, 1, 5);
+  const at::Tensor kept = select(method_policy({{"method", "knorm"}, {"budget", 64}}), l);
+  EXPECT_TRUE(at::equal(kept, at::arange(30, at::kLong).unsqueeze(0).expand({2, 30})));
+}
+
+TEST(Methods, TheMethodDialectRoundTripsAndKeepsRecordedPoliciesAsTheyWere) {
+  for (const json& j : {json{{"method", "knorm"}, {"budget", 128}},
+                        json{{"method", "streaming_llm"}, {"budget", 128}, {"n_sink", 8}},
+                        json{{"method", "tova"}, {"budget", 64}, {"name", "tova-64"}}}) {
+    const Policy p = method_policy(j);
+    EXPECT_EQ(evict::policy_from_json(evict::policy_to_json(p)), p) << j.dump();
+    EXPECT_EQ(p.method_name(), j["method"]);
+  }
+  EXPECT_EQ(method_policy({{"method", "streaming_llm"}, {"budget", 128}}).params.at("n_sink"), 4);
+  // The window-statistics methods under their names are the kind/schedule policies.
+  const Policy snap = method_policy({{"method", "snapkv"},
+                                     {"budget", 128},
+                                     {"window", 64},
+                                     {"kernel", 5},
+                                     {"pooling", "avg"},
+                                     {"granularity", "kv_head"}});
+  Policy expected = evict::snapkv_policy(128);
+  expected.budget.window = 64;
+  expected.kernel = 5;
+  expected.pooling = evict::Pooling::Avg;
+  expected.granularity = evict::Granularity::KvHead;
+  EXPECT_EQ(snap, expected);
+  EXPECT_EQ(method_policy({{"method", "pyramidkv"}, {"budget", 64}}), evict::pyramidkv_policy(64));
+  Policy diverse = evict::global_policy(64);
+  diverse.name = "diverse";
+  EXPECT_EQ(method_policy({{"method", "diverse"}, {"budget", 64}}), diverse);
+  // A recorded policy's JSON is unchanged by the registry.
+  EXPECT_EQ(evict::policy_to_json(evict::snapkv_policy(64)).count("method"), 0u);
+  EXPECT_EQ(evict::snapkv_policy(64).method_name(), "snapkv");
+  EXPECT_EQ(evict::global_policy(64).method_name(), "diverse");
+}
+
+TEST(Methods, BadInputNamesTheField) {
+  EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"n_sink", 4}}),
+            "policy.n_sink: unknown field");
+  EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 64}, {"n_sink", "4"}}),
+            "policy.n_sink: expected an integer, got \"4\"");
+  EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 4}, {"n_sink", 4}}),
+            "policy.budget: 4 does not hold the 4 sinks it always keeps and more");
+  EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 64}, {"n_sink", -1}}),
+            "policy.n_sink: must be >= 0, got -1");
+  EXPECT_EQ(parse_error({{"method", "knorm"}}), "policy: missing required field \"budget\"");
+  EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 0}}),
+            "policy.budget: expected an integer >= 1, got 0");
+  EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"kind", "topk"}}),
+            "policy.kind: not a field of the method dialect: \"method\" decides it");
+  EXPECT_EQ(parse_error({{"method", 3}, {"budget", 64}}),
+            "policy.method: expected a method name, got 3");
+  EXPECT_EQ(parse_error({{"method", "snapkv"}, {"budget", 64}, {"n_sink", 4}}),
+            "policy.n_sink: unknown field");
+}
+
+}  // namespace
+}  // namespace kvs::test

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Each scoring method kvpress 0.5.5 has, against kvpress's own press, on the real SmolLM2-135M:
+kvsearch reads the GGUF file, kvpress runs on transformers' conversion of it (float32, CPU, SDPA).
+The prompt is a RULER niah_single_1 record at about 1,000 tokens (`kvsearch data ruler`), its
+context and question in SmolLM2's own tokens. For every layer and KV head, at B = 64 and 128, the
+positions kvsearch keeps (`generate --policy P --dump-kept F`) must be the press's top-B by its own
+scores, up to scores tied within float rounding at the boundary (torch.topk's tie order is not
+positional; the two sides' keys differ in their last bits): every position scored above the B-th
+score is kept, every kept position scores at least the B-th, both within a band of 1e-5 of the
+layer's score scale. The share of (layer, head) sets identical to the press's topk is printed.
+
+Env: KVSEARCH_BIN. Exit status 0 = pass.
+"""
+import json
+import os
+import sys
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # transformers' GGUF conversion bar
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_gguf, write_json  # noqa: E402
+
+BUDGETS = (64, 128)
+BAND = 1e-5  # relative to the largest finite |score| of the (layer, head) row
+
+
+def presses(kvpress, ratio):
+    """(policy, press) pairs: the policies the issue names, with the press that stands for each."""
+    snap = {"method": "snapkv", "window": 64, "kernel": 5, "pooling": "avg", "granularity": "kv_head"}
+    return [
+        ({"method": "streaming_llm", "n_sink": 4}, kvpress.StreamingLLMPress(compression_ratio=ratio, n_sink=4)),
+        ({"method": "knorm"}, kvpress.KnormPress(compression_ratio=ratio)),
+        ({"method": "keydiff"}, kvpress.KeyDiffPress(compression_ratio=ratio)),
+        ({"method": "tova"}, kvpress.TOVAPress(compression_ratio=ratio)),
+        (snap, kvpress.SnapKVPress(compression_ratio=ratio, window_size=64, kernel_size=5)),
+    ]
+
+
+def press_scores(model, press, ids):
+    """Per layer, the press's scores [Hkv, n] as it computed them inside its forward hook."""
+    from transformers import DynamicCache
+    scores = {}
+    original = press.compress
+
+    def compress(module, hidden_states, keys, values, attentions, kwargs):
+        s = press.score(module, hidden_states, keys, values, attentions, kwargs)
+        scores[module.layer_idx] = s[0].float().clone()
+        return original(module, hidden_states, keys, values, attentions, kwargs)
+
+    press.compress = compress
+    with torch.no_grad(), press(model):
+        model.model(input_ids=torch.tensor([ids]), past_key_values=DynamicCache())
+    return [scores[l] for l in range(len(scores))]
+
+
+def ruler_prompt(tmp):
+    """A RULER niah_single_1 record's context and question at ~1,000 tokens, in SmolLM2's ids."""
+    out = os.path.join(tmp, "ruler")
+    must("data", "ruler", "--model", "smollm2-135m", "--out", out, "--lengths", "1024", "--count", "1",
+         "--seed", "42", "--tasks", "niah_single_1")
+    data = os.path.join(out, "data")
+    name = sorted(os.listdir(data))[0]
+    with open(os.path.join(data, name), encoding="utf-8") as f:
+        record = json.loads(f.readline())
+    text = record["context"] + "\n" + record["input"]
+    return json.loads(must("tokenize", "--model", "smollm2-135m", "--text", text, "--json"))["ids"]
+
+
+def compare(name, budget, kept_layers, scores):
+    """Every (layer, head) set against the press's scores: (the share identical to the press's topk,
+    the sets that break the rule above, described)."""
+    identical, broken = 0, []
+    for l, (kept, s) in enumerate(zip(kept_layers, scores)):
+        if len(kept) != s.shape[0]:
+            broken.append(f"{name} B={budget} layer {l}: {len(kept)} heads, press {s.shape[0]}")
+            continue
+        for h, positions in enumerate(kept):
+            row = s[h]
+            finite = row[torch.isfinite(row)]
+            band = BAND * max(float(finite.abs().max()) if finite.numel() else 1.0, 1e-30)
+            top = torch.topk(row, budget)
+            threshold = float(top.values[-1])
+            chosen = torch.zeros_like(row, dtype=torch.bool)
+            chosen[torch.tensor(positions, dtype=torch.long)] = True
+            missed = int(((~chosen) & (row > threshold + band)).sum())
+            wrong = int((chosen & (row < threshold - band)).sum())
+            if len(positions) != budget or missed or wrong:
+                broken.append(f"{name} B={budget} layer {l} head {h}: {len(positions)} kept, {missed} "
+                              f"above the press's boundary left out, {wrong} below it kept")
+            identical += set(top.indices.tolist()) == set(positions)
+    total = sum(len(k) for k in kept_layers)
+    return identical / max(total, 1), broken
+
+
+def main():
+    import kvpress  # noqa: F401  (the oracle: tools/bootstrap.sh installs it without its dependencies)
+    import transformers
+    from transformers import AutoModelForCausalLM
+
+    transformers.utils.logging.disable_progress_bar()
+    path = smollm2_gguf()
+    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
+                                                 attn_implementation="sdpa", dtype=torch.float32)
+    model.eval()
+    torch.set_num_threads(2)
+    with scratch_dir("kvs-methods-") as tmp:
+        ids = ruler_prompt(tmp)
+        n = len(ids)
+        print(f"prompt: {n} tokens (RULER niah_single_1)")
+        results = {}
+        for budget in BUDGETS:
+            ratio = 1.0 - (budget + 0.5) / n  # kvpress keeps int(n (1 - ratio)) = budget
+            for policy, press in presses(kvpress, ratio):
+                if policy.get("window", 0) >= budget:
+                    continue  # a window of 64 leaves nothing to select at B = 64
+                policy = dict(policy, budget=budget)
+                name = policy["method"]
+                scores = press_scores(model, press, ids)
+                policy_path = os.path.join(tmp, f"{name}-{budget}.json")
+                kept_path = os.path.join(tmp, f"{name}-{budget}.kept.json")
+                write_json(policy_path, policy)
+                must("--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
+                     "--token-ids", ",".join(map(str, ids)), "--max-new-tokens", "1",
+                     "--policy", policy_path, "--dump-kept", kept_path)
+                kept = read_json(kept_path)["layers"]
+                check(len(kept) == len(scores), f"{name}: {len(kept)} layers, press {len(scores)}")
+                share, broken = compare(name, budget, kept, scores)
+                for message in broken:
+                    check(False, message)
+                print(f"[measured] {type(press).__name__} B={budget}: kvsearch's kept sets equal the "
+                      f"press's topk in {share:.1%} of (layer, KV head) sets; "
+                      f"{len(broken)} outside the tie band")
+                results[(name, budget)] = (kept, scores)
+        # The rule can fail: knorm's kept sets judged by KeyDiff's scores must break it.
+        _, broken = compare("knorm as keydiff", 128, results[("knorm", 128)][0],
+                            results[("keydiff", 128)][1])
+        check(len(broken) > 0, "knorm's kept sets pass as KeyDiff's: the comparison cannot fail")
+        print(f"[measured] knorm's kept sets judged as KeyDiff's: {len(broken)} (layer, head) sets "
+              f"outside the band (the check's own control)")
+    finish(passed="every method equals its kvpress press")
+
+
+if __name__ == "__main__":
+    main()
