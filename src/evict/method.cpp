@@ -44,6 +44,8 @@ MethodParams default_params(const MethodInfo& info) {
   for (const MethodParam& p : info.params) {
     if (p.type == MethodParam::Type::Integer || p.type == MethodParam::Type::Number)
       params[p.name] = std::stod(p.default_json);
+    else if (p.type == MethodParam::Type::Boolean)
+      params[p.name] = p.default_json == "true" ? 1.0 : 0.0;
   }
   return params;
 }

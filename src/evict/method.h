@@ -32,8 +32,8 @@ enum Needs : uint32_t {
 };
 
 // One parameter of a method: its JSON field, default (as JSON text) and meaning. A scoring
-// method's parameters are integers or numbers (MethodParams holds them as double, at least
-// `minimum`); the window-statistics methods also take texts and lambda profiles.
+// method's parameters are integers, numbers or booleans (MethodParams holds them as double, 1 for
+// true; numbers at least `minimum`); the window-statistics methods also take texts and profiles.
 struct MethodParam {
   enum class Type { Integer, Number, Boolean, Text, Profile };
   std::string name;

@@ -196,6 +196,8 @@ json policy_to_json(const Policy& p) {
       const double v = p.params.at(param.name);
       if (param.type == MethodParam::Type::Integer)
         out[param.name] = static_cast<int64_t>(v);
+      else if (param.type == MethodParam::Type::Boolean)
+        out[param.name] = v != 0.0;
       else
         out[param.name] = v;
     }
@@ -260,12 +262,20 @@ Policy method_policy_from_json(const json& value, const std::string& where) {
   p.budget.budget = r.integer("budget", std::nullopt, 1);
   p.budget.window = 0;
   p.granularity = Granularity::KvHead;
+  const MethodParams defaults = default_params(info);
   for (const MethodParam& param : info.params) {
-    const double fallback = std::stod(param.default_json);
-    p.params[param.name] =
-        param.type == MethodParam::Type::Integer
-            ? static_cast<double>(r.integer(param.name.c_str(), static_cast<int64_t>(fallback)))
-            : r.number(param.name.c_str(), fallback);
+    const char* field = param.name.c_str();
+    const double fallback = defaults.at(param.name);
+    switch (param.type) {
+      case MethodParam::Type::Integer:
+        p.params[param.name] = double(r.integer(field, static_cast<int64_t>(fallback)));
+        break;
+      case MethodParam::Type::Boolean:
+        p.params[param.name] = r.boolean(field, fallback != 0.0) ? 1.0 : 0.0;
+        break;
+      default:
+        p.params[param.name] = r.number(field, fallback);
+    }
   }
   r.check_all_read();
   p.validate(where);

@@ -70,7 +70,7 @@ TEST(Methods, TheRegistryListsEveryMethodOnceAndRefusesUnknownNames) {
   std::vector<std::string> names;
   for (const evict::Method* m : evict::registered_methods()) names.push_back(m->info().name);
   for (const char* expected :
-       {"diverse", "keydiff", "knorm", "pyramidkv", "snapkv", "streaming_llm", "tova"})
+       {"diverse", "keydiff", "knorm", "lagkv", "pyramidkv", "snapkv", "streaming_llm", "tova"})
     EXPECT_EQ(std::count(names.begin(), names.end(), expected), 1) << expected;
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(parse_error({{"method", "h2o_typo"}, {"budget", 64}})
@@ -153,6 +153,61 @@ TEST(Methods, TovaAveragesTheLastQueryOverEveryHeadAndKeepsTheLastToken) {
   for (int64_t h = 0; h < kv_heads; ++h) EXPECT_EQ(kept_row(kept, h), expected) << "head " << h;
 }
 
+// LagKV's score for one KV head, written out: chunks of `lag` after the sinks, each rescaled by
+// the next chunk's per-channel min and max, the unbiased std over channels, a softmax over the
+// chunk, keys and values averaged, then the rank within the chunk / lag; 1 for the rest.
+std::vector<double> lagkv_row(const at::Tensor& keys, const at::Tensor& values, int64_t head,
+                              int64_t sinks, int64_t lag) {
+  const int64_t n = keys.size(1), d = keys.size(2), chunks = (n - sinks) / lag;
+  std::vector<double> score(n, 1.0);
+  const auto spread = [&](const at::Tensor& t, int64_t c) {
+    const auto a = t.accessor<float, 3>();
+    std::vector<double> out(lag);
+    for (int64_t j = 0; j < lag; ++j) {
+      std::vector<double> x(d);
+      for (int64_t e = 0; e < d; ++e) {
+        double lo = 1e300, hi = -1e300;
+        for (int64_t r = 0; r < lag; ++r) {
+          lo = std::min<double>(lo, a[head][sinks + (c + 1) * lag + r][e]);
+          hi = std::max<double>(hi, a[head][sinks + (c + 1) * lag + r][e]);
+        }
+        x[e] = (a[head][sinks + c * lag + j][e] - lo) / (hi - lo);
+      }
+      double mean = 0, var = 0;
+      for (double v : x) mean += v / d;
+      for (double v : x) var += (v - mean) * (v - mean) / (d - 1);
+      out[j] = std::sqrt(var);
+    }
+    double top = *std::max_element(out.begin(), out.end()), sum = 0;
+    for (double& v : out) sum += (v = std::exp(v - top));
+    for (double& v : out) v /= sum;
+    return out;
+  };
+  for (int64_t c = 0; c + 1 < chunks; ++c) {
+    const std::vector<double> k = spread(keys, c), v = spread(values, c);
+    for (int64_t j = 0; j < lag; ++j) {
+      int64_t rank = 0;
+      for (int64_t o = 0; o < lag; ++o) rank += (k[o] + v[o]) / 2 < (k[j] + v[j]) / 2;
+      score[sinks + c * lag + j] = double(rank) / lag;
+    }
+  }
+  return score;
+}
+
+TEST(Methods, LagKvRanksEachChunkAgainstTheNext) {
+  const Layer l = random_layer(6, 2, 4 + 4 * 16 + 5, 8, 1, 6);
+  const at::Tensor kept = select(
+      method_policy({{"method", "lagkv"}, {"budget", 40}, {"n_sink", 4}, {"lag_size", 16}}), l);
+  for (int64_t h = 0; h < 2; ++h)
+    EXPECT_EQ(kept_row(kept, h), best(lagkv_row(l.keys, l.values, h, 4, 16), 40)) << h;
+  // Shorter than n_sink + 2 lag: the sinks and the most recent tokens.
+  const Layer short_layer = random_layer(6, 2, 30, 8, 1, 7);
+  const at::Tensor recent = select(method_policy({{"method", "lagkv"}, {"budget", 10}}), short_layer);
+  std::set<int64_t> expected = {0, 1, 2, 3};
+  for (int64_t i = 24; i < 30; ++i) expected.insert(i);
+  EXPECT_EQ(kept_row(recent, 0), expected);
+}
+
 TEST(Methods, APromptWithinTheBudgetKeepsEverything) {
   const Layer l = random_layer(6, 2, 30, 16, 1, 5);
   const at::Tensor kept = select(method_policy({{"method", "knorm"}, {"budget", 64}}), l);
@@ -162,7 +217,8 @@ TEST(Methods, APromptWithinTheBudgetKeepsEverything) {
 TEST(Methods, TheMethodDialectRoundTripsAndKeepsRecordedPoliciesAsTheyWere) {
   for (const json& j : {json{{"method", "knorm"}, {"budget", 128}},
                         json{{"method", "streaming_llm"}, {"budget", 128}, {"n_sink", 8}},
-                        json{{"method", "tova"}, {"budget", 64}, {"name", "tova-64"}}}) {
+                        json{{"method", "tova"}, {"budget", 64}, {"name", "tova-64"}},
+                        json{{"method", "lagkv"}, {"budget", 64}, {"cross_scoring", true}}}) {
     const Policy p = method_policy(j);
     EXPECT_EQ(evict::policy_from_json(evict::policy_to_json(p)), p) << j.dump();
     EXPECT_EQ(p.method_name(), j["method"]);
@@ -205,6 +261,8 @@ TEST(Methods, BadInputNamesTheField) {
             "policy.budget: expected an integer >= 1, got 0");
   EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"kind", "topk"}}),
             "policy.kind: not a field of the method dialect: \"method\" decides it");
+  EXPECT_EQ(parse_error({{"method", "lagkv"}, {"budget", 64}, {"cross_scoring", 1}}),
+            "policy.cross_scoring: expected true or false, got 1");
   EXPECT_EQ(parse_error({{"method", 3}, {"budget", 64}}),
             "policy.method: expected a method name, got 3");
   EXPECT_EQ(parse_error({{"method", "snapkv"}, {"budget", 64}, {"n_sink", 4}}),
