@@ -202,7 +202,8 @@ TEST(Methods, LagKvRanksEachChunkAgainstTheNext) {
     EXPECT_EQ(kept_row(kept, h), best(lagkv_row(l.keys, l.values, h, 4, 16), 40)) << h;
   // Shorter than n_sink + 2 lag: the sinks and the most recent tokens.
   const Layer short_layer = random_layer(6, 2, 30, 8, 1, 7);
-  const at::Tensor recent = select(method_policy({{"method", "lagkv"}, {"budget", 10}}), short_layer);
+  const at::Tensor recent =
+      select(method_policy({{"method", "lagkv"}, {"budget", 10}}), short_layer);
   std::set<int64_t> expected = {0, 1, 2, 3};
   for (int64_t i = 24; i < 30; ++i) expected.insert(i);
   EXPECT_EQ(kept_row(recent, 0), expected);

@@ -62,7 +62,8 @@ class LagKv final : public Method {
     at::Tensor chunk = (chunk_scores(chunked(keys)) + chunk_scores(chunked(values))) / 2;
     if (params.at("cross_scoring") == 0.0) {
       // The rank within the chunk (0 for the lowest), / lag.
-      chunk = chunk.argsort(/*stable=*/true, -1, false).argsort(/*stable=*/true, -1, false)
+      chunk = chunk.argsort(/*stable=*/true, -1, false)
+                  .argsort(/*stable=*/true, -1, false)
                   .to(at::kFloat) /
               double(lag);
     }
