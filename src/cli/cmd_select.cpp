@@ -4,7 +4,9 @@
 #include <string>
 
 #include "cli/command.h"
+#include "core/error.h"
 #include "core/log.h"
+#include "core/npy.h"
 #include "evict/layer_selection.h"
 #include "evict/policy.h"
 #include "evict/selection_io.h"
@@ -18,6 +20,7 @@ struct SelectOptions {
   std::string out;
   int64_t layer = 0;
   int64_t num_layers = 32;
+  std::string dump_scores;
 };
 
 void run(const SelectOptions& o) {
@@ -27,6 +30,19 @@ void run(const SelectOptions& o) {
       evict::select_layer(input.window_queries, input.keys, {policy}, o.layer, o.num_layers)
           .front();
   evict::write_kept_json(kept, o.out);
+  if (!o.dump_scores.empty()) {
+    if (!policy.is_scoring())
+      throw Error("--dump-scores: " + policy.method_name() +
+                  " is scored from the window statistics, not by a scoring method");
+    const int64_t window = policy.observation_window();
+    const at::Tensor rows =
+        input.window_queries.narrow(1, input.window_queries.size(1) - window, window);
+    const at::Tensor scores =
+        evict::method_scores(policy, rows, input.keys, at::Tensor(), o.layer, o.num_layers);
+    const float* data = scores.data_ptr<float>();
+    write_npy_f32(o.dump_scores, {scores.size(0), scores.size(1)},
+                  std::vector<float>(data, data + scores.numel()));
+  }
   log::info(strfmt("select: %lld heads x %lld kept positions of %lld -> %s",
                    (long long)kept.size(0), (long long)kept.size(1), (long long)input.keys.size(1),
                    o.out.c_str()));
@@ -45,6 +61,8 @@ void setup_select(CLI::App& parent) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", options->out, "output JSON file")->required();
+  cmd->add_option("--dump-scores", options->dump_scores,
+                  "scoring methods: write their scores [kv_heads, n] as float32 .npy");
   cmd->add_option("--layer", options->layer, "layer index (pyramid budgets, layer profiles)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--num-layers", options->num_layers, "the model's layer count")

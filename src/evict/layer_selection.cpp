@@ -29,6 +29,24 @@ at::Tensor append_window(const at::Tensor& selected, int64_t prompt_length, int6
   return at::cat({selected, tail}, 1);
 }
 
+at::Tensor method_scores(const Policy& policy, const at::Tensor& window_queries,
+                         const at::Tensor& keys, const at::Tensor& values, int64_t layer,
+                         int64_t num_layers) {
+  const Method& method = find_method(policy.method, "policy " + policy.name + ".method");
+  const uint32_t needs = method.info().needs;
+  if ((needs & kNeedsValues) && !values.defined())
+    throw error_at("policy " + policy.name,
+                   policy.method + " needs the values, which were not given");
+  if ((needs & kNeedsLastQuery) && window_queries.size(1) < 1)
+    throw error_at("policy " + policy.name,
+                   policy.method + " needs the last query row, none was given");
+  const at::Tensor last_query = (needs & kNeedsLastQuery)
+                                    ? window_queries.select(1, window_queries.size(1) - 1)
+                                    : at::Tensor();
+  const LayerView view{keys, values, last_query, window_queries, layer, num_layers};
+  return method.scores(view, policy.params).to(at::kFloat).contiguous();
+}
+
 namespace {
 
 // A scoring method's kept entries: the B best of each KV head's scores (select_topk's tie rule:
@@ -43,20 +61,8 @@ at::Tensor select_scored(const Policy& policy, const at::Tensor& window_queries,
         .expand({kv_heads, n})
         .contiguous();
   }
-  const Method& method = find_method(policy.method, "policy " + policy.name + ".method");
-  const uint32_t needs = method.info().needs;
-  if ((needs & kNeedsValues) && !values.defined())
-    throw error_at("policy " + policy.name,
-                   policy.method + " needs the values, which were not given");
-  if ((needs & kNeedsLastQuery) && window_queries.size(1) < 1)
-    throw error_at("policy " + policy.name,
-                   policy.method + " needs the last query row, none was given");
-  const at::Tensor last_query = (needs & kNeedsLastQuery)
-                                    ? window_queries.select(1, window_queries.size(1) - 1)
-                                    : at::Tensor();
-  const LayerView view{keys, values, last_query, layer, num_layers};
-  const at::Tensor scores = method.scores(view, policy.params).to(at::kFloat).contiguous();
-  return select_topk(scores, policy.budget.budget);
+  return select_topk(method_scores(policy, window_queries, keys, values, layer, num_layers),
+                     policy.budget.budget);
 }
 
 }  // namespace

@@ -27,6 +27,12 @@ std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at:
                                      const std::vector<Policy>& policies, int64_t layer,
                                      int64_t num_layers);
 
+// A scoring method's scores [kv_heads, n] (method.h; +infinity where it always keeps), from its
+// own last window_queries rows (observation_window()), for `kvsearch select --dump-scores`.
+at::Tensor method_scores(const Policy& policy, const at::Tensor& window_queries,
+                         const at::Tensor& keys, const at::Tensor& values, int64_t layer,
+                         int64_t num_layers);
+
 // The building blocks, for callers that time them separately (bench select):
 // `count` positions of [0, n - W) chosen by the policy's selector, [cache_heads, count] ascending.
 at::Tensor select_tokens(const WindowStats& stats, const at::Tensor& keys, const Policy& policy,

@@ -26,7 +26,7 @@ namespace kvs::evict {
 // What a method reads from one layer's prefill beyond the post-RoPE keys.
 enum Needs : uint32_t {
   kNeedsNothing = 0,
-  kNeedsWindowQueries = 1u << 0,  // the last W query rows (post-RoPE)
+  kNeedsWindowQueries = 1u << 0,  // the last W query rows (post-RoPE); W: the "window" parameter
   kNeedsLastQuery = 1u << 1,      // the last prompt query row (post-RoPE)
   kNeedsValues = 1u << 2,
 };
@@ -61,6 +61,7 @@ struct LayerView {
   const at::Tensor& keys;        // [kv_heads, n, d], after RoPE
   const at::Tensor& values;      // [kv_heads, n, d]
   const at::Tensor& last_query;  // [heads, d], after RoPE: the last prompt position's queries
+  const at::Tensor& window_queries;  // [heads, W, d], after RoPE: the method's `window` last rows
   int64_t layer = 0;
   int64_t num_layers = 1;
 };

@@ -39,7 +39,9 @@ std::string Policy::method_name() const {
 
 int64_t Policy::observation_window() const {
   if (!is_scoring()) return budget.window;
-  return find_method(method, "method").info().needs & kNeedsLastQuery ? 1 : 0;
+  const uint32_t needs = find_method(method, "method").info().needs;
+  if (needs & kNeedsWindowQueries) return static_cast<int64_t>(params.at("window"));
+  return needs & kNeedsLastQuery ? 1 : 0;
 }
 
 namespace {
@@ -67,11 +69,14 @@ void validate_scoring(const Policy& p, const std::string& where) {
                                       [&](const MethodParam& q) { return q.name == name; });
     if (!declared) throw error_at(where + "." + name, "not a parameter of " + info.name);
   }
-  const auto sinks = p.params.find("n_sink");
-  if (sinks != p.params.end() && p.budget.budget <= sinks->second) {
-    throw error_at(where + ".budget",
-                   strfmt("%lld does not hold the %g sinks it always keeps and more",
-                          (long long)p.budget.budget, sinks->second));
+  for (const char* kept : {"n_sink", "window"}) {  // what the method always keeps
+    const auto it = p.params.find(kept);
+    if (it != p.params.end() && p.budget.budget <= it->second) {
+      throw error_at(where + ".budget",
+                     strfmt("%lld does not hold the %g %s it always keeps and more",
+                            (long long)p.budget.budget, it->second,
+                            std::string(kept) == "n_sink" ? "sinks" : "window tokens"));
+    }
   }
 }
 

@@ -69,8 +69,8 @@ at::Tensor select(const Policy& p, const Layer& l) {
 TEST(Methods, TheRegistryListsEveryMethodOnceAndRefusesUnknownNames) {
   std::vector<std::string> names;
   for (const evict::Method* m : evict::registered_methods()) names.push_back(m->info().name);
-  for (const char* expected :
-       {"diverse", "keydiff", "knorm", "lagkv", "pyramidkv", "snapkv", "streaming_llm", "tova"})
+  for (const char* expected : {"diverse", "keydiff", "knorm", "lagkv", "pyramidkv", "r_kv",
+                               "snapkv", "streaming_llm", "tova"})
     EXPECT_EQ(std::count(names.begin(), names.end(), expected), 1) << expected;
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(parse_error({{"method", "h2o_typo"}, {"budget", 64}})
@@ -262,6 +262,8 @@ TEST(Methods, BadInputNamesTheField) {
             "policy.budget: expected an integer >= 1, got 0");
   EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"kind", "topk"}}),
             "policy.kind: not a field of the method dialect: \"method\" decides it");
+  EXPECT_EQ(parse_error({{"method", "r_kv"}, {"budget", 8}}),
+            "policy.budget: 8 does not hold the 8 window tokens it always keeps and more");
   EXPECT_EQ(parse_error({{"method", "lagkv"}, {"budget", 64}, {"cross_scoring", 1}}),
             "policy.cross_scoring: expected true or false, got 1");
   EXPECT_EQ(parse_error({{"method", 3}, {"budget", 64}}),

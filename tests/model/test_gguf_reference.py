@@ -235,7 +235,7 @@ def check_logits(tmp):
     }
     # The scoring methods: their kept sets are checked against kvpress's presses in
     # tests/evict/test_methods_vs_kvpress.py; here the decode over what kvsearch kept.
-    for method in ("streaming_llm", "knorm", "keydiff", "tova"):
+    for method in ("streaming_llm", "knorm", "keydiff", "tova", "lagkv", "r_kv"):
         policies[method] = ({"method": method, "budget": budget}, None)
     for name, (policy, select) in policies.items():
         dump = os.path.join(tmp, f"{name}.npy")

@@ -1,0 +1,88 @@
+// r_kv: importance minus redundancy (Cai et al., arXiv 2505.24133; reference Zefan-Cai/R-KV,
+// rkv/compression/r1_kv.py and rkv/utils.py; not in kvpress), the published score closest to the
+// paper's diverse one. Per KV head, over the prefix [0, n - W):
+//   importance A_i: the W window queries' logits q.k / sqrt(d), the max over the group's query
+//     heads BEFORE the softmax, a softmax over the prefix keys only, the mean over the W rows,
+//     then max-pooling (kernel, stride 1, -inf padding);
+//   redundancy R_i: with unit keys u = k / (||k|| + 1e-8) and C = u u^T over all n keys, diagonal
+//     0, each row i zeroes its last entry above `threshold` (the most recent near-duplicate is
+//     kept: R-KV's "last" direction; entry 0 where none is); R = softmax over all n of C's column
+//     means, cut to the prefix;
+//   s_i = mix_lambda A_i - (1 - mix_lambda) R_i.
+// The W window positions are always kept: B = the top B - W of the prefix + the window.
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+#include "evict/method.h"
+
+namespace kvs::evict {
+namespace {
+
+// [kv_heads, n - W]: the importance of the prefix keys.
+at::Tensor importance(const at::Tensor& queries, const at::Tensor& keys, int64_t kernel) {
+  const int64_t kv_heads = keys.size(0), n = keys.size(1), d = keys.size(2);
+  const int64_t window = queries.size(1), group = queries.size(0) / kv_heads;
+  const at::Tensor prefix = keys.narrow(1, 0, n - window);
+  // [kv_heads, group * W, n - W] logits, the group's max per window row.
+  const at::Tensor logits =
+      at::matmul(queries.reshape({kv_heads, group * window, d}), prefix.transpose(1, 2)) /
+      std::sqrt(double(d));
+  const at::Tensor grouped = std::get<0>(logits.view({kv_heads, group, window, n - window}).max(1));
+  const at::Tensor mean = at::softmax(grouped, -1).mean(at::IntArrayRef{1});  // [kv_heads, n - W]
+  if (kernel <= 1) return mean;
+  return at::max_pool1d(mean.unsqueeze(0), {kernel}, {1}, {kernel / 2}).squeeze(0);
+}
+
+// [kv_heads, n]: the redundancy of every key.
+at::Tensor redundancy(const at::Tensor& keys, double threshold) {
+  const int64_t n = keys.size(1);
+  const at::Tensor unit = keys / (keys.norm(2, {-1}, true) + 1e-8);
+  at::Tensor c = at::matmul(unit, unit.transpose(1, 2));  // [kv_heads, n, n]
+  c.diagonal(0, 1, 2).zero_();
+  // Per row, the last column above the threshold (0 where none is): its entry is zeroed.
+  const at::Tensor columns = at::arange(n, keys.options().dtype(at::kLong));
+  const at::Tensor last = at::where(c > threshold, columns, at::zeros_like(columns)).amax(-1);
+  c.scatter_(-1, last.unsqueeze(-1), 0.0);
+  return at::softmax(c.mean(at::IntArrayRef{1}), -1);  // column means, over all n
+}
+
+class RKv final : public Method {
+ public:
+  const MethodInfo& info() const override {
+    static const MethodInfo info{
+        "r_kv",
+        "window attention (group max before softmax, max-pooled) minus key redundancy",
+        "2505.24133",
+        "Zefan-Cai/R-KV rkv/compression/r1_kv.py",
+        "",
+        "selected tokens + the W window",
+        "tests/evict/test_rkv_reference.py",
+        {{"window", MethodParam::Type::Integer, "8", 1, "observation window W, always kept"},
+         {"kernel", MethodParam::Type::Integer, "7", 1, "max-pooling kernel of the importance"},
+         {"mix_lambda", MethodParam::Type::Number, "0.07", 0, "weight of the importance"},
+         {"threshold", MethodParam::Type::Number, "0.5", -1,
+          "cosine above which a later key is a row's retained near-duplicate"}},
+        kNeedsWindowQueries};
+    return info;
+  }
+  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+    const at::Tensor keys = view.keys.to(at::kFloat);
+    const at::Tensor queries = view.window_queries.to(at::kFloat);
+    const int64_t kv_heads = keys.size(0), n = keys.size(1), window = queries.size(1);
+    const double lambda = params.at("mix_lambda");
+    const at::Tensor a = importance(queries, keys, static_cast<int64_t>(params.at("kernel")));
+    const at::Tensor r = redundancy(keys, params.at("threshold")).narrow(1, 0, n - window);
+    at::Tensor score =
+        at::full({kv_heads, n}, std::numeric_limits<float>::infinity(), keys.options());
+    score.narrow(1, 0, n - window).copy_(lambda * a - (1 - lambda) * r);
+    return score;
+  }
+};
+
+const RKv method;
+const MethodRegistration registration(method);
+
+}  // namespace
+}  // namespace kvs::evict
