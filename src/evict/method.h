@@ -58,9 +58,9 @@ struct MethodInfo {
 
 // What one layer's prefill shows a scoring method. Tensors are float32, contiguous, on one device.
 struct LayerView {
-  const at::Tensor& keys;        // [kv_heads, n, d], after RoPE
-  const at::Tensor& values;      // [kv_heads, n, d]
-  const at::Tensor& last_query;  // [heads, d], after RoPE: the last prompt position's queries
+  const at::Tensor& keys;            // [kv_heads, n, d], after RoPE
+  const at::Tensor& values;          // [kv_heads, n, d]
+  const at::Tensor& last_query;      // [heads, d], after RoPE: the last prompt position's queries
   const at::Tensor& window_queries;  // [heads, W, d], after RoPE: the method's `window` last rows
   int64_t layer = 0;
   int64_t num_layers = 1;
