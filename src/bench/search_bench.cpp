@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/strfmt.h"
 #include "core/timer.h"
+#include "evict/method.h"
 #include "evict/policy.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
@@ -37,19 +38,28 @@ SearchBenchResult bench_search(const SearchBenchOptions& o) {
     set.generation.stop_ids.clear();  // a fixed decode length for a fair comparison
   }
 
-  // Global policies spread over lambda2 (and lambda1), as a search's batch would be.
+  // Every registered method at its defaults, or Global policies spread over lambda2 (and
+  // lambda1), as a search's batch would be.
   std::vector<evict::Policy> policies;
-  for (int k = 0; k < o.policies; ++k) {
-    const double lambda2 = -0.45 + 0.9 * k / std::max(1, o.policies - 1);
-    const double lambda1 = (k % 3 - 1) * 0.3;
-    policies.push_back(evict::global_policy(o.budget, lambda1, lambda2));
+  if (o.methods) {
+    for (const evict::Method* m : evict::registered_methods()) {
+      policies.push_back(evict::policy_from_json(
+          nlohmann::json{{"method", m->info().name}, {"budget", o.budget}}, m->info().name));
+    }
+  } else {
+    for (int k = 0; k < o.policies; ++k) {
+      const double lambda2 = -0.45 + 0.9 * k / std::max(1, o.policies - 1);
+      const double lambda1 = (k % 3 - 1) * 0.3;
+      policies.push_back(evict::global_policy(o.budget, lambda1, lambda2));
+    }
   }
   const Evaluator evaluator(model, *tok);
   EvaluationOptions options;
   evaluator.evaluate_question(set, 0, {policies[0]}, options);  // warm-up
 
   SearchBenchResult r;
-  r.policies = o.policies;
+  r.policies = static_cast<int>(policies.size());
+  for (const auto& p : policies) r.names.push_back(p.name);
   r.questions = static_cast<int64_t>(set.questions.size());
   for (const auto& q : set.questions)
     r.mean_prompt_tokens += static_cast<int64_t>(q.prompt_ids.size());
@@ -58,12 +68,17 @@ SearchBenchResult bench_search(const SearchBenchOptions& o) {
 
   Timer timer;
   std::vector<std::vector<QuestionOutcome>> alone;
-  for (const auto& p : policies) alone.push_back(evaluator.evaluate(set, {p}, options));
+  for (const auto& p : policies) {
+    Timer one;
+    alone.push_back(evaluator.evaluate(set, {p}, options));
+    if (p.method_name() == "snapkv") r.snapkv_seconds = one.seconds();
+  }
   r.sequential_seconds = timer.seconds();
   timer.reset();
   const auto batched = evaluator.evaluate(set, policies, options);
   r.batched_seconds = timer.seconds();
   r.batched_speedup = r.sequential_seconds / r.batched_seconds;
+  if (r.snapkv_seconds > 0) r.batched_over_snapkv = r.batched_seconds / r.snapkv_seconds;
   for (size_t p = 0; p < policies.size(); ++p)
     for (size_t q = 0; q < batched.size(); ++q)
       if (alone[p][q].answers[0].tokens != batched[q].answers[p].tokens) ++r.disagreements;
@@ -82,6 +97,11 @@ std::string search_bench_json(const SearchBenchResult& r) {
   j["batched_speedup"] = r.batched_speedup;
   j["predictions_agree"] = r.predictions_agree;
   j["disagreements"] = r.disagreements;
+  j["policy_names"] = r.names;
+  if (r.snapkv_seconds > 0) {
+    j["snapkv_seconds"] = r.snapkv_seconds;
+    j["batched_over_snapkv"] = r.batched_over_snapkv;
+  }
   return j.dump(2);
 }
 
@@ -93,6 +113,12 @@ std::string search_bench_table(const SearchBenchResult& r) {
   out << strfmt("one at a time (a prefill each): %8.2f s\n", r.sequential_seconds);
   out << strfmt("batched on a shared prefill:    %8.2f s   speedup %.2fx\n", r.batched_seconds,
                 r.batched_speedup);
+  if (r.snapkv_seconds > 0) {
+    out << strfmt(
+        "snapkv alone:                   %8.2f s   the batch costs %.2fx a SnapKV-only "
+        "question (goal <= 1.5)\n",
+        r.snapkv_seconds, r.batched_over_snapkv);
+  }
   out << strfmt("predictions agree: %s (%lld differing outputs)\n",
                 r.predictions_agree ? "yes" : "NO", static_cast<long long>(r.disagreements));
   return out.str();

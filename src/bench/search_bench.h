@@ -15,6 +15,8 @@ struct SearchBenchOptions {
   int64_t questions = 4;
   int64_t budget = 64;
   int64_t max_new_tokens = 0;  // 0: the dataset's own
+  bool methods =
+      false;  // one policy per registered method (defaults, --budget) instead of Global's
   model::LoadOptions load;
 };
 
@@ -24,6 +26,9 @@ struct SearchBenchResult {
   double sequential_seconds = 0, batched_seconds = 0, batched_speedup = 0;
   bool predictions_agree = false;
   int64_t disagreements = 0;  // (policy, question) pairs whose outputs differ
+  std::vector<std::string> names;  // the policies, in batch order
+  double snapkv_seconds = 0;       // --methods: the snapkv policy alone, every question
+  double batched_over_snapkv = 0;  // the batch's time over snapkv's alone (goal <= 1.5)
 };
 
 SearchBenchResult bench_search(const SearchBenchOptions& options);

@@ -15,6 +15,9 @@ void setup_bench_search(CLI::App& parent) {
   cmd->add_option("--model", opts->model_dir, "Checkpoint directory (or KVSEARCH_MODEL)");
   cmd->add_option("--longbench", opts->longbench_dir, "LongBench directory (or KVSEARCH_LONGBENCH)");
   cmd->add_option("--dataset", opts->dataset, "Dataset")->required();
+  cmd->add_flag("--methods", opts->methods,
+                "One policy per registered method (kvsearch methods) at --budget, instead of K "
+                "Global policies");
   cmd->add_option("--policies", opts->policies, "Policies (K)")->capture_default_str();
   cmd->add_option("--questions", opts->questions, "Questions")->capture_default_str();
   cmd->add_option("--budget", opts->budget, "Budget")->capture_default_str();
