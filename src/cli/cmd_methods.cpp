@@ -44,9 +44,9 @@ void setup_methods(CLI::App& parent) {
   auto options = std::make_shared<MethodsOptions>();
   CLI::App* cmd = parent.add_subcommand(
       "methods", "The eviction methods a policy can name: parameters, defaults, references");
+  cmd->callback([options] { print_methods(*options); });
   cmd->add_flag("--json", options->json, "One JSON array");
   cmd->add_flag("--markdown", options->markdown, "The README's table");
-  cmd->callback([options] { print_methods(*options); });
 }
 
 const CommandRegistration methods_registration("methods", setup_methods);

@@ -39,6 +39,30 @@ const Method& find_method(const std::string& name, const std::string& where) {
   throw error_at(where, "unknown method '" + name + "' (registered: " + names + ")");
 }
 
+MethodInfo method_info(std::string name, std::string summary, std::string paper, std::string code,
+                       std::string kvpress, std::string budget, std::string checked,
+                       std::vector<MethodParam> params, uint32_t needs, bool window_statistics) {
+  return MethodInfo{
+      std::move(name),   std::move(summary), std::move(paper),  std::move(code), std::move(kvpress),
+      std::move(budget), std::move(checked), std::move(params), needs,           window_statistics};
+}
+
+MethodParam integer_param(std::string name, int64_t default_value, int64_t minimum,
+                          std::string doc) {
+  return {std::move(name), MethodParam::Type::Integer, std::to_string(default_value),
+          double(minimum), std::move(doc)};
+}
+
+MethodParam number_param(std::string name, double default_value, double minimum, std::string doc) {
+  return {std::move(name), MethodParam::Type::Number, nlohmann::json(default_value).dump(), minimum,
+          std::move(doc)};
+}
+
+MethodParam boolean_param(std::string name, bool default_value, std::string doc) {
+  return {std::move(name), MethodParam::Type::Boolean, default_value ? "true" : "false", 0,
+          std::move(doc)};
+}
+
 MethodParams default_params(const MethodInfo& info) {
   MethodParams params;
   for (const MethodParam& p : info.params) {

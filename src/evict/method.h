@@ -56,6 +56,20 @@ struct MethodInfo {
   bool window_statistics = false;  // scored through Policy's window-statistics fields
 };
 
+// MethodInfo's fields in order, as a call (the methods' files state their card in a few lines).
+MethodInfo method_info(std::string name, std::string summary, std::string paper, std::string code,
+                       std::string kvpress, std::string budget, std::string checked,
+                       std::vector<MethodParam> params, uint32_t needs,
+                       bool window_statistics = false);
+// A parameter of a scoring method.
+MethodParam integer_param(std::string name, int64_t default_value, int64_t minimum,
+                          std::string doc);
+MethodParam number_param(std::string name, double default_value, double minimum, std::string doc);
+MethodParam boolean_param(std::string name, bool default_value, std::string doc);
+
+// The test that checks the methods kvpress has against its presses.
+inline constexpr const char* kKvpressCheck = "tests/evict/test_methods_vs_kvpress.py";
+
 // What one layer's prefill shows a scoring method. Tensors are float32, contiguous, on one device.
 struct LayerView {
   const at::Tensor& keys;            // [kv_heads, n, d], after RoPE

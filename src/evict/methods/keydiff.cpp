@@ -12,15 +12,10 @@ namespace {
 class KeyDiff final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info{"keydiff",
-                                 "the keys least like the mean key direction (anchor cosine)",
-                                 "2504.15364",
-                                 "NVIDIA/kvpress keydiff_press.py",
-                                 "KeyDiffPress",
-                                 "kept tokens (none protected)",
-                                 "tests/evict/test_methods_vs_kvpress.py",
-                                 {},
-                                 kNeedsNothing};
+    static const MethodInfo info =
+        method_info("keydiff", "the keys least like the mean key direction (anchor cosine)",
+                    "2504.15364", "NVIDIA/kvpress keydiff_press.py", "KeyDiffPress",
+                    "kept tokens (none protected)", kKvpressCheck, {}, kNeedsNothing);
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams&) const override {

@@ -10,15 +10,9 @@ namespace {
 class Knorm final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info{"knorm",
-                                 "the keys of lowest L2 norm",
-                                 "2406.11430",
-                                 "NVIDIA/kvpress knorm_press.py",
-                                 "KnormPress",
-                                 "kept tokens (none protected)",
-                                 "tests/evict/test_methods_vs_kvpress.py",
-                                 {},
-                                 kNeedsNothing};
+    static const MethodInfo info = method_info(
+        "knorm", "the keys of lowest L2 norm", "2406.11430", "NVIDIA/kvpress knorm_press.py",
+        "KnormPress", "kept tokens (none protected)", kKvpressCheck, {}, kNeedsNothing);
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams&) const override {

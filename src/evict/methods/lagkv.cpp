@@ -27,19 +27,14 @@ at::Tensor chunk_scores(const at::Tensor& states) {
 class LagKv final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info{
-        "lagkv",
-        "lag-relative spread of keys and values, chunk by chunk (attention-free)",
-        "2504.04704",
-        "AI-Lab-China-Merchants-Bank/LagKV lag_kv.py",
-        "LagKVPress",
-        "sinks + the last chunks + the best-ranked of every chunk",
-        "tests/evict/test_methods_vs_kvpress.py",
-        {{"n_sink", MethodParam::Type::Integer, "4", 0, "leading positions always kept"},
-         {"lag_size", MethodParam::Type::Integer, "128", 1, "chunk length"},
-         {"cross_scoring", MethodParam::Type::Boolean, "false", 0,
-          "compare scores across chunks instead of ranking within each"}},
-        kNeedsValues};
+    static const MethodInfo info = method_info(
+        "lagkv", "lag-relative spread of keys and values, chunk by chunk (attention-free)",
+        "2504.04704", "AI-Lab-China-Merchants-Bank/LagKV lag_kv.py", "LagKVPress",
+        "sinks + the last chunks + the best-ranked of every chunk", kKvpressCheck,
+        {integer_param("n_sink", 4, 0, "leading positions always kept"),
+         integer_param("lag_size", 128, 1, "chunk length"),
+         boolean_param("cross_scoring", false, "compare scores across chunks, not ranks")},
+        kNeedsValues);
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
