@@ -127,6 +127,32 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
       select_tokens(stats, t.keys, policy, budgets.selected[static_cast<size_t>(l)], l, L);
   };
 
+  // --method: the method's complete step beside SnapKV's, layer by layer in alternating order.
+  const auto method_steps = [&](int64_t rep) {
+    const Policy method = policy_from_json(
+        nlohmann::json{{"method", options.method}, {"budget", options.budget}}, "--method");
+    Policy snapkv = snapkv_policy(options.budget);
+    snapkv.budget.window = options.window;
+    CompressingObserver method_observer({method}, L, 32), snapkv_observer({snapkv}, L, 32);
+    double m = 0, s = 0;
+    for (int64_t l = 0; l <= L; ++l) {
+      const auto step = [&](CompressingObserver& observer) {
+        return time_ms(device, [&] {
+          if (l < L)
+            observer.on_layer(model::PrefillLayer{l, t.keys, t.values, t.queries});
+          else
+            observer.take_cache();
+        });
+      };
+      const bool method_first = (l + rep) % 2 == 0;
+      const double first = step(method_first ? method_observer : snapkv_observer);
+      const double second = step(method_first ? snapkv_observer : method_observer);
+      m += method_first ? first : second;
+      s += method_first ? second : first;
+    }
+    return std::pair{m, s};
+  };
+
   SelectBenchResult r;
   r.options = options;
   r.threads = at::get_num_threads();
@@ -134,6 +160,7 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
   r.window_stats_gflop = 2.0 * L * options.heads * options.window * options.head_dim *
                          static_cast<double>(options.tokens) / 1e9;
   std::vector<double> stats_ms, topk_ms, greedy_ms, baseline_ms, diverse_ms, ratio, sgemm, floor;
+  std::vector<double> method_ms, snapkv_ms, method_ratio;
   for (int64_t rep = 0; rep < options.repeats; ++rep) {
     const double rate = std::max(gemm_gflops(device, at::kFloat, 1, 1024, 1024, 1024),
                                  gemm_gflops(device, at::kFloat, options.kv_heads, group_rows,
@@ -149,6 +176,12 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
     baseline_ms.push_back(base);
     diverse_ms.push_back(div);
     ratio.push_back(div / base);
+    if (!options.method.empty()) {
+      const auto [m, s] = method_steps(rep);
+      method_ms.push_back(m);
+      snapkv_ms.push_back(s);
+      method_ratio.push_back(m / s);
+    }
     sgemm.push_back(rate);
     floor.push_back(stats_ms.back() / (r.window_stats_gflop / rate * 1e3));
   }
@@ -160,6 +193,11 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
   r.diverse_over_baseline = spread_of(ratio);
   r.sgemm_gflops = spread_of(sgemm);
   r.window_stats_over_floor = spread_of(floor);
+  if (!options.method.empty()) {
+    r.method_step_ms = spread_of(method_ms);
+    r.snapkv_step_ms = spread_of(snapkv_ms);
+    r.method_over_snapkv = spread_of(method_ratio);
+  }
   return r;
 }
 
@@ -219,6 +257,10 @@ nlohmann::json select_bench_to_json(const SelectBenchResult& r) {
       {"window_stats_gflop", r.window_stats_gflop},
       {"sgemm_gflops", spread_json(r.sgemm_gflops)},
       {"window_stats_over_floor", spread_json(r.window_stats_over_floor)},
+      {"method", o.method},
+      {"method_step_ms", spread_json(r.method_step_ms)},
+      {"snapkv_step_ms", spread_json(r.snapkv_step_ms)},
+      {"method_over_snapkv", spread_json(r.method_over_snapkv)},
   };
 }
 

@@ -30,6 +30,7 @@ struct SelectBenchOptions {
   int64_t repeats = 5;
   uint64_t seed = 0;
   std::string device = "cpu";  // cpu | cuda
+  std::string method;          // a registered method, timed beside SnapKV (both at --budget)
 };
 
 struct SelectBenchResult {
@@ -44,6 +45,8 @@ struct SelectBenchResult {
   double window_stats_gflop = 0;  // their products' floating-point work, all layers
   Spread sgemm_gflops;            // the probe: the best of a square and the statistics' shape
   Spread window_stats_over_floor;
+  // --method: its complete step and SnapKV's (uniform budgets), timed in alternating order.
+  Spread method_step_ms, snapkv_step_ms, method_over_snapkv;
 };
 
 SelectBenchResult run_select_bench(const SelectBenchOptions& options);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "bench/select_bench.h"
 #include "cli/command.h"
@@ -57,6 +58,13 @@ void run(BenchOptions o) {
   std::printf("  diverse / baseline         %9.3f     [%.3f, %.3f]   (target <= 1.10)\n",
               r.diverse_over_baseline.median, r.diverse_over_baseline.low,
               r.diverse_over_baseline.high);
+  if (b.method.empty()) return;
+  std::printf("  complete step, %-11s %s\n", b.method.c_str(), spread_ms(r.method_step_ms).c_str());
+  std::printf("  complete step, snapkv      %s   (uniform budgets)\n",
+              spread_ms(r.snapkv_step_ms).c_str());
+  const std::string ratio = b.method + " / snapkv";
+  std::printf("  %-26s %9.3f     [%.3f, %.3f]\n", ratio.c_str(), r.method_over_snapkv.median,
+              r.method_over_snapkv.low, r.method_over_snapkv.high);
 }
 
 void setup_bench_select(CLI::App& parent) {
@@ -74,6 +82,8 @@ void setup_bench_select(CLI::App& parent) {
   cmd->add_option("--budget", b.budget, "entries kept per head per layer (window included)")
       ->capture_default_str();
   cmd->add_option("--window", b.window, "observation window W")->capture_default_str();
+  cmd->add_option("--method", b.method,
+                  "a registered method (kvsearch methods) whose step is timed beside SnapKV's");
   cmd->add_option("--lambda1", b.lambda1, "diverse policy: dispersion coefficient")
       ->capture_default_str();
   cmd->add_option("--lambda2", b.lambda2, "diverse policy: redundancy coefficient")
