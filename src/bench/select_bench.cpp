@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "core/error.h"
@@ -95,13 +96,13 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
   const LayerBudgets budgets = layer_budgets(baseline.budget, options.tokens, L);
   const int64_t group_rows = options.heads / options.kv_heads * options.window;
 
-  // Both complete steps, layer by layer in alternating order: a drift in the machine's load
-  // lasts longer than one layer's step and so weighs on both (the ratio's spread between runs
-  // came from timing each whole step separately).
-  const auto both_steps = [&](int64_t rep) {
-    CompressingObserver base_observer({baseline}, L, /*decode_capacity=*/32);
-    CompressingObserver diverse_observer({diverse}, L, /*decode_capacity=*/32);
-    double base = 0, div = 0;
+  // Two policies' complete steps, layer by layer in alternating order: a drift in the machine's
+  // load lasts longer than one layer's step and so weighs on both (the ratio's spread between runs
+  // came from timing each whole step separately). Returns their times in ms.
+  const auto alternating_steps = [&](const Policy& first, const Policy& second, int64_t rep) {
+    CompressingObserver a({first}, L, /*decode_capacity=*/32);
+    CompressingObserver b({second}, L, /*decode_capacity=*/32);
+    double a_ms = 0, b_ms = 0;
     for (int64_t l = 0; l <= L; ++l) {  // l == L: the caches are taken
       const auto step = [&](CompressingObserver& observer) {
         return time_ms(device, [&] {
@@ -112,14 +113,14 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
         });
       };
       if ((l + rep) % 2 == 0) {
-        base += step(base_observer);
-        div += step(diverse_observer);
+        a_ms += step(a);
+        b_ms += step(b);
       } else {
-        div += step(diverse_observer);
-        base += step(base_observer);
+        b_ms += step(b);
+        a_ms += step(a);
       }
     }
-    return std::pair{base, div};
+    return std::pair{a_ms, b_ms};
   };
   // Every layer's statistics are the same (so are its tensors): one copy serves them all.
   const auto select_all = [&](const WindowStats& stats, const Policy& policy) {
@@ -127,31 +128,14 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
       select_tokens(stats, t.keys, policy, budgets.selected[static_cast<size_t>(l)], l, L);
   };
 
-  // --method: the method's complete step beside SnapKV's, layer by layer in alternating order.
-  const auto method_steps = [&](int64_t rep) {
-    const Policy method = policy_from_json(
+  // --method: that method's policy and SnapKV's on uniform budgets, at the same budget and window.
+  std::optional<Policy> method;
+  Policy snapkv = snapkv_policy(options.budget);
+  snapkv.budget.window = options.window;
+  if (!options.method.empty()) {
+    method = policy_from_json(
         nlohmann::json{{"method", options.method}, {"budget", options.budget}}, "--method");
-    Policy snapkv = snapkv_policy(options.budget);
-    snapkv.budget.window = options.window;
-    CompressingObserver method_observer({method}, L, 32), snapkv_observer({snapkv}, L, 32);
-    double m = 0, s = 0;
-    for (int64_t l = 0; l <= L; ++l) {
-      const auto step = [&](CompressingObserver& observer) {
-        return time_ms(device, [&] {
-          if (l < L)
-            observer.on_layer(model::PrefillLayer{l, t.keys, t.values, t.queries});
-          else
-            observer.take_cache();
-        });
-      };
-      const bool method_first = (l + rep) % 2 == 0;
-      const double first = step(method_first ? method_observer : snapkv_observer);
-      const double second = step(method_first ? snapkv_observer : method_observer);
-      m += method_first ? first : second;
-      s += method_first ? second : first;
-    }
-    return std::pair{m, s};
-  };
+  }
 
   SelectBenchResult r;
   r.options = options;
@@ -172,12 +156,12 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
     }));
     topk_ms.push_back(time_ms(device, [&] { select_all(stats, baseline); }));
     greedy_ms.push_back(time_ms(device, [&] { select_all(stats, diverse); }));
-    const auto [base, div] = both_steps(rep);
+    const auto [base, div] = alternating_steps(baseline, diverse, rep);
     baseline_ms.push_back(base);
     diverse_ms.push_back(div);
     ratio.push_back(div / base);
-    if (!options.method.empty()) {
-      const auto [m, s] = method_steps(rep);
+    if (method) {
+      const auto [m, s] = alternating_steps(*method, snapkv, rep);
       method_ms.push_back(m);
       snapkv_ms.push_back(s);
       method_ratio.push_back(m / s);
@@ -193,7 +177,7 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
   r.diverse_over_baseline = spread_of(ratio);
   r.sgemm_gflops = spread_of(sgemm);
   r.window_stats_over_floor = spread_of(floor);
-  if (!options.method.empty()) {
+  if (method) {
     r.method_step_ms = spread_of(method_ms);
     r.snapkv_step_ms = spread_of(snapkv_ms);
     r.method_over_snapkv = spread_of(method_ratio);

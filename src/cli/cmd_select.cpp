@@ -34,11 +34,8 @@ void run(const SelectOptions& o) {
     if (!policy.is_scoring())
       throw Error("--dump-scores: " + policy.method_name() +
                   " is scored from the window statistics, not by a scoring method");
-    const int64_t window = policy.observation_window();
-    const at::Tensor rows =
-        input.window_queries.narrow(1, input.window_queries.size(1) - window, window);
-    const at::Tensor scores =
-        evict::method_scores(policy, rows, input.keys, at::Tensor(), o.layer, o.num_layers);
+    const at::Tensor scores = evict::method_scores(policy, input.window_queries, input.keys,
+                                                   at::Tensor(), o.layer, o.num_layers);
     const float* data = scores.data_ptr<float>();
     write_npy_f32(o.dump_scores, {scores.size(0), scores.size(1)},
                   std::vector<float>(data, data + scores.numel()));

@@ -29,9 +29,11 @@ at::Tensor append_window(const at::Tensor& selected, int64_t prompt_length, int6
   return at::cat({selected, tail}, 1);
 }
 
-at::Tensor method_scores(const Policy& policy, const at::Tensor& window_queries,
-                         const at::Tensor& keys, const at::Tensor& values, int64_t layer,
-                         int64_t num_layers) {
+at::Tensor method_scores(const Policy& policy, const at::Tensor& queries, const at::Tensor& keys,
+                         const at::Tensor& values, int64_t layer, int64_t num_layers) {
+  // The policy's own last rows of the window given.
+  const int64_t window = std::min(policy.observation_window(), queries.size(1));
+  const at::Tensor window_queries = queries.narrow(1, queries.size(1) - window, window);
   const Method& method = find_method(policy.method, "policy " + policy.name + ".method");
   const uint32_t needs = method.info().needs;
   if ((needs & kNeedsValues) && !values.defined())
@@ -102,7 +104,7 @@ std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at:
     // The policy's own last rows of the window the prefill exposed.
     const at::Tensor rows = window_queries.narrow(1, window_queries.size(1) - window, window);
     if (policy.is_scoring()) {
-      kept.push_back(select_scored(policy, rows, keys, values, layer, num_layers));
+      kept.push_back(select_scored(policy, window_queries, keys, values, layer, num_layers));
       continue;
     }
     const int64_t cache_rows = cache_heads(policy, heads, kv_heads);

@@ -28,7 +28,7 @@ std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at:
                                      int64_t num_layers);
 
 // A scoring method's scores [kv_heads, n] (method.h; +infinity where it always keeps), from its
-// own last window_queries rows (observation_window()), for `kvsearch select --dump-scores`.
+// own last rows of window_queries (observation_window()), for `kvsearch select --dump-scores`.
 at::Tensor method_scores(const Policy& policy, const at::Tensor& window_queries,
                          const at::Tensor& keys, const at::Tensor& values, int64_t layer,
                          int64_t num_layers);

@@ -31,11 +31,12 @@ std::vector<const Method*> registered_methods() {
 }
 
 const Method& find_method(const std::string& name, const std::string& where) {
-  std::string names;
-  for (const Method* m : registered_methods()) {
+  // Called per layer and policy during prefill: a plain scan, the sorted list only for the error.
+  for (const Method* m : registry())
     if (m->info().name == name) return *m;
+  std::string names;
+  for (const Method* m : registered_methods())
     names += (names.empty() ? "" : ", ") + m->info().name;
-  }
   throw error_at(where, "unknown method '" + name + "' (registered: " + names + ")");
 }
 
