@@ -1,4 +1,5 @@
-// kvsearch report: an experiment's tables and figures in the paper's format from its database.
+// kvsearch report: an experiment's tables and figures in the paper's format from its database,
+// with bootstrap intervals and paired comparisons from the recorded per-question scores.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -10,7 +11,10 @@
 namespace {
 
 void setup_report(CLI::App& parent) {
-  auto* cmd = parent.add_subcommand("report", "Write an experiment's tables (Markdown, CSV) and figures (PNG)");
+  auto* cmd = parent.add_subcommand(
+      "report",
+      "Write an experiment's tables (Markdown, CSV) with 95% intervals, paired comparisons (sign "
+      "test, Holm) and figures (PNG, SVG)");
   auto spec_path = std::make_shared<std::string>();
   auto req = std::make_shared<kvs::experiment::ReportRequest>();
   req->plot_script = kvs::experiment::default_plot_script();
@@ -22,6 +26,16 @@ void setup_report(CLI::App& parent) {
                   "LongBench directory declaring non-official datasets (overrides the spec's)");
   cmd->add_option("--plot-script", req->plot_script, "The matplotlib script")->capture_default_str();
   cmd->add_option("--python", req->python, "Python interpreter for the figures")->capture_default_str();
+  cmd->add_option("--seed", req->bootstrap.seed, "Bootstrap seed of every interval")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.rfind('-', 0) == 0 ? "a seed is a non-negative integer, got " + v
+                                        : std::string();
+          },
+          ""));
+  cmd->add_option("--resamples", req->bootstrap.resamples, "Bootstrap resamples (at least 1)")
+      ->capture_default_str();
   cmd->callback([spec_path, req, longbench] {
     const auto spec = kvs::experiment::load_spec(*spec_path, *longbench);
     if (req->db_path.empty()) req->db_path = kvs::experiment::merged_database("results/" + spec.name);

@@ -69,8 +69,6 @@ std::string budget_text(int64_t budget) {
 // -0.00 would read as a loss: a zero prints as +0.00.
 double tidy(double x) { return x == 0 ? 0.0 : x; }
 
-std::string p_text(double p) { return p >= 1e-4 ? strfmt("%.4f", p) : strfmt("%.1e", p); }
-
 // One row of the text table: label, questions, means, difference with interval, counts, p.
 std::string row(int width, const std::string& label, const PairedComparison& c,
                 const std::string& tail) {
@@ -84,6 +82,8 @@ std::string row(int width, const std::string& label, const PairedComparison& c,
 }
 
 }  // namespace
+
+std::string p_text(double p) { return p >= 1e-4 ? strfmt("%.4f", p) : strfmt("%.1e", p); }
 
 nlohmann::json to_json(const Comparison& c) {
   nlohmann::json out = {{"a", c.a}, {"b", c.b}, {"source", c.source}};

@@ -42,6 +42,9 @@ Comparison compare_methods(const PairedScores& scores, const Bootstrap& bootstra
 // (the pooled comparison), then the per-dataset and macro figures.
 nlohmann::json to_json(const Comparison& c);
 
+// A p-value as the comparisons print it: four decimals, or one significant digit below 1e-4.
+std::string p_text(double p);
+
 // A few lines: the setting, one row per dataset (several datasets), the pooled row and the macro
 // average, and what the columns mean.
 std::string to_text(const Comparison& c);

@@ -75,14 +75,10 @@ const store::Run& run_at(const BudgetRuns& runs, int64_t budget) {
   return it != runs.end() ? it->second : runs.at(kFullCacheBudget);
 }
 
-struct QuestionScore {
-  std::string id;
-  double points = 0;
-};
+}  // namespace
 
-// question_index -> the official test score of the run's best state; empty before its replay.
-std::map<int64_t, QuestionScore> test_scores(store::Store& db, const store::Run& run) {
-  std::map<int64_t, QuestionScore> out;
+QuestionScores best_state_test_scores(store::Store& db, const store::Run& run) {
+  QuestionScores out;
   const auto best = db.last_accepted(run);
   if (!best) return out;
   for (const store::PredictionRecord& p : db.predictions_of(*best, "test"))
@@ -90,26 +86,23 @@ std::map<int64_t, QuestionScore> test_scores(store::Store& db, const store::Run&
   return out;
 }
 
-PairedDataset pair_questions(store::Store& db, const std::string& dataset, const store::Run& a,
-                             const store::Run& b) {
-  const auto sa = test_scores(db, a), sb = test_scores(db, b);
+PairedDataset pair_questions(const std::string& dataset, const QuestionScores& a,
+                             const QuestionScores& b, const std::string& where,
+                             const std::string& a_name, const std::string& b_name) {
   PairedDataset d{dataset, {}, {}};
-  for (const auto& [index, qa] : sa) {
-    const auto qb = sb.find(index);
-    if (qb == sb.end()) continue;
+  for (const auto& [index, qa] : a) {
+    const auto qb = b.find(index);
+    if (qb == b.end()) continue;
     if (qa.id != qb->second.id)
-      throw error_at(
-          db.path(),
-          strfmt("question %lld of %s is '%s' in %s but '%s' in %s: not the same questions",
-                 static_cast<long long>(index), dataset.c_str(), qa.id.c_str(), a.spec.key.c_str(),
-                 qb->second.id.c_str(), b.spec.key.c_str()));
+      throw error_at(where, strfmt("question %lld of %s is '%s' in %s but '%s' in %s: not the same "
+                                   "questions",
+                                   static_cast<long long>(index), dataset.c_str(), qa.id.c_str(),
+                                   a_name.c_str(), qb->second.id.c_str(), b_name.c_str()));
     d.a.push_back(qa.points);
     d.b.push_back(qb->second.points);
   }
   return d;
 }
-
-}  // namespace
 
 std::string recorded_name(const store::Run& run) {
   if (!run.spec.job_key.empty()) {  // <experiment>/<dataset>/<method slug>/B<budget>
@@ -171,8 +164,11 @@ PairedScores read_paired_test_scores(const ScoreQuery& q) {
     if (b != *out.budget) out.other_budgets.push_back(b);
   for (const auto& [dataset, shared] : common) {
     if (!shared.count(*out.budget)) continue;
-    PairedDataset d = pair_questions(db, dataset, run_at(ra.at(dataset), *out.budget),
-                                     run_at(rb.at(dataset), *out.budget));
+    const store::Run& a = run_at(ra.at(dataset), *out.budget);
+    const store::Run& b = run_at(rb.at(dataset), *out.budget);
+    PairedDataset d =
+        pair_questions(dataset, best_state_test_scores(db, a), best_state_test_scores(db, b),
+                       db.path(), a.spec.key, b.spec.key);
     if (!d.a.empty()) out.datasets.push_back(std::move(d));
   }
   if (out.datasets.empty())

@@ -4,11 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "store/records.h"
+
+namespace kvs::store {
+class Store;
+}
 
 namespace kvs::experiment {
 
@@ -46,6 +51,25 @@ PairedScores read_paired_test_scores(const ScoreQuery& query);
 // "snapkv" in demo/niah_single_1_1024/snapkv/B32), else its profile family with its segment
 // count ("baseline", "segments3") for a standalone `kvsearch run`.
 std::string recorded_name(const store::Run& run);
+
+// One question's official test score (points) and its id.
+struct QuestionScore {
+  std::string id;
+  double points = 0;
+};
+
+// question_index -> score: a run's scores on the test split.
+using QuestionScores = std::map<int64_t, QuestionScore>;
+
+// The official test scores (x 100) of the run's best state (its last accepted one); empty before
+// its replay.
+QuestionScores best_state_test_scores(store::Store& db, const store::Run& run);
+
+// The questions both `a` and `b` score, paired in index order. A question index that holds two
+// different ids is an error naming `where` and the two runs (`a_name`, `b_name`).
+PairedDataset pair_questions(const std::string& dataset, const QuestionScores& a,
+                             const QuestionScores& b, const std::string& where,
+                             const std::string& a_name, const std::string& b_name);
 
 // Two files of per-question scores (points): each a JSON array (one dataset, named "scores"), or
 // an object of dataset name -> array. Both must hold the same datasets with as many scores each.

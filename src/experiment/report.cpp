@@ -9,8 +9,13 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "core/strfmt.h"
+#include "experiment/cell_estimates.h"
+#include "experiment/comparison.h"
+#include "experiment/experiment_scores.h"
+#include "experiment/report_figures.h"
 #include "experiment/results.h"
 #include "experiment/subprocess.h"
+#include "experiment/table_comparisons.h"
 #include "experiment/tables.h"
 
 namespace kvs::experiment {
@@ -81,12 +86,40 @@ std::string draw_figures(const ReportRequest& request, const std::string& data_p
   return "";
 }
 
+void write_table(const Table& t, const std::string& out_dir, std::vector<std::string>& files) {
+  write_file(out_dir + "/" + t.name + ".md", to_markdown(t), files);
+  write_file(out_dir + "/" + t.name + ".csv", to_csv(t), files);
+}
+
+// A table's paired comparisons and figures: files, and what the index shows of them.
+std::string write_table_statistics(const TableSpec& ts, const ExperimentSpec& spec,
+                                   const ExperimentScores& scores, const CellEstimates& estimates,
+                                   const ReportRequest& request, std::vector<std::string>& files) {
+  const auto comparisons = compare_table_methods(ts, spec, scores, request.bootstrap);
+  const Table all = comparisons_table(ts, comparisons, request.bootstrap);
+  const Table surviving = surviving_table(ts, comparisons, request.bootstrap);
+  std::string index;
+  if (!comparisons.empty()) write_table(all, request.out_dir, files);
+  write_table(surviving, request.out_dir, files);
+  index += to_markdown(surviving) + "\n";
+  for (const SvgFigure& f : table_figures(ts, spec, estimates)) {
+    write_file(request.out_dir + "/" + f.name + ".svg", f.svg, files);
+    index += "![" + f.title + "](" + f.name + ".svg)\n\n";
+  }
+  return index;
+}
+
 }  // namespace
 
 std::string default_plot_script() { return KVS_PLOT_SCRIPT; }
 
 ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& request) {
+  if (request.bootstrap.resamples < 1)
+    throw Error("--resamples: the bootstrap needs at least 1 resample (got " +
+                std::to_string(request.bootstrap.resamples) + ")");
   const ExperimentResults results(spec, request.db_path);
+  const ExperimentScores scores(spec, request.db_path);
+  const CellEstimates estimates(scores, request.bootstrap);
   std::filesystem::create_directories(request.out_dir);
   ReportOutcome outcome;
 
@@ -103,14 +136,19 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
   index << strfmt("; split seed %llu", static_cast<unsigned long long>(spec.split_seed));
   if (spec.dev_limit > 0) index << strfmt(", first %lld dev questions", static_cast<long long>(spec.dev_limit));
   if (spec.test_limit > 0) index << strfmt(", first %lld test questions", static_cast<long long>(spec.test_limit));
-  index << "\n\n";
+  index << "\n";
+  index << strfmt(
+      "- statistics: 95%% percentile bootstrap intervals over the test questions, %lld resamples, "
+      "seed %llu (--resamples, --seed); paired comparisons: exact sign test, Holm's correction "
+      "over each table's comparisons at alpha %.2f\n\n",
+      static_cast<long long>(request.bootstrap.resamples),
+      static_cast<unsigned long long>(request.bootstrap.seed), kAlpha);
 
   for (const TableSpec& ts : spec.tables) {
-    const Table t = make_table(ts, spec, results);
-    const std::string md = to_markdown(t);
-    write_file(request.out_dir + "/" + ts.name + ".md", md, outcome.files);
-    write_file(request.out_dir + "/" + ts.name + ".csv", to_csv(t), outcome.files);
-    index << md << "\n";
+    const Table t = make_table(ts, spec, results, &estimates);
+    write_table(t, request.out_dir, outcome.files);
+    index << to_markdown(t) << "\n";
+    index << write_table_statistics(ts, spec, scores, estimates, request, outcome.files);
   }
 
   const Table noise = noise_table(spec, results);

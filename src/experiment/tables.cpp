@@ -16,16 +16,63 @@ using Score = std::optional<double>;
 std::string cell(Score v) { return v ? strfmt("%.2f", *v) : "-"; }
 std::string signed_cell(Score v) { return v ? strfmt("%+.2f", *v) : "-"; }
 
-// The mean over the table's datasets, or nothing when one of them is missing.
-Score macro(const TableSpec& ts, const ExperimentResults& results, const std::string& method, int64_t budget) {
-  double sum = 0;
-  for (const auto& d : ts.datasets) {
-    const Score s = results.test(d, method, budget);
-    if (!s) return std::nullopt;
-    sum += *s;
-  }
-  return sum / static_cast<double>(ts.datasets.size());
+// A score of the table and, when its per-question scores are recorded, its bootstrap estimate
+// (whose value the score then is).
+struct Scored {
+  Score value;
+  std::optional<Estimate> estimate;
+};
+
+std::optional<CellInterval> interval_of(const Scored& s) {
+  if (!s.estimate) return std::nullopt;
+  return CellInterval{strfmt("%.2f", s.estimate->low), strfmt("%.2f", s.estimate->high)};
 }
+
+Scored scored(const std::optional<Estimate>& e, Score official) {
+  return e ? Scored{e->value, e} : Scored{official, std::nullopt};
+}
+
+// The scores a table shows: bootstrap estimates where `estimates` has them, else official scores.
+class TableScores {
+ public:
+  TableScores(const ExperimentResults& results, const CellEstimates* estimates)
+      : results_(results), estimates_(estimates) {}
+
+  Scored test(const std::string& dataset, const std::string& method, int64_t budget) const {
+    return scored(estimates_ ? estimates_->mean(dataset, method, budget) : std::nullopt,
+                  results_.test(dataset, method, budget));
+  }
+
+  // The mean over the table's datasets, or nothing when one of them is missing.
+  Scored macro(const TableSpec& ts, const std::string& method, int64_t budget) const {
+    Score official;
+    double sum = 0;
+    bool complete = true;
+    for (const auto& d : ts.datasets) {
+      const Score s = results_.test(d, method, budget);
+      complete = complete && s;
+      if (s) sum += *s;
+    }
+    if (complete) official = sum / static_cast<double>(ts.datasets.size());
+    return scored(estimates_ ? estimates_->macro(ts.datasets, method, budget) : std::nullopt,
+                  official);
+  }
+
+  // The note under a table with intervals, "" without.
+  std::string interval_note() const {
+    if (!estimates_) return "";
+    const Bootstrap& b = estimates_->bootstrap();
+    return strfmt(
+        "In brackets: 95%% percentile bootstrap interval over the test questions (%lld resamples, "
+        "seed %llu; a macro average resamples each dataset's questions separately); a score "
+        "without brackets has no recorded per-question scores.",
+        static_cast<long long>(b.resamples), static_cast<unsigned long long>(b.seed));
+  }
+
+ private:
+  const ExperimentResults& results_;
+  const CellEstimates* estimates_;
+};
 
 // Appends "<column> (paper)" columns for every column the reference names, in header order.
 void add_reference_columns(Table& t, const TableSpec& spec, const std::vector<std::string>& row_keys,
@@ -48,46 +95,63 @@ void add_reference_columns(Table& t, const TableSpec& spec, const std::vector<st
   }
 }
 
-void add_row(Table& t, std::vector<std::string> cells, std::vector<bool> bold = {}) {
+void add_row(Table& t, std::vector<std::string> cells, std::vector<bool> bold = {},
+             std::vector<std::optional<CellInterval>> intervals = {}) {
   bold.resize(cells.size(), false);
   t.rows.push_back(std::move(cells));
   t.bold.push_back(std::move(bold));
+  t.intervals.push_back(std::move(intervals));
+}
+
+bool any_interval(const Table& t) {
+  for (const auto& row : t.intervals)
+    for (const auto& i : row)
+      if (i) return true;
+  return false;
+}
+
+// The interval note when the table shows an interval.
+void add_interval_note(Table& t, const TableScores& scores) {
+  if (any_interval(t)) t.notes.push_back(scores.interval_note());
 }
 
 // Table 1: datasets x methods, the row's best in bold, macro average and wins rows.
-Table datasets_table(const TableSpec& ts, const ExperimentResults& results) {
+Table datasets_table(const TableSpec& ts, const TableScores& results) {
   Table t;
   t.header.push_back("Dataset");
   for (const auto& m : ts.methods) t.header.push_back(m);
   t.header.push_back("best");
   std::vector<int> wins(ts.methods.size(), 0);
   std::vector<std::string> row_keys;
-  auto scored_row = [&](const std::string& label, const std::vector<Score>& scores, bool count_wins) {
+  auto scored_row = [&](const std::string& label, const std::vector<Scored>& scores,
+                        bool count_wins) {
     double best = -1;
-    for (const Score& s : scores)
-      if (s) best = std::max(best, *s);
+    for (const Scored& s : scores)
+      if (s.value) best = std::max(best, *s.value);
     std::vector<std::string> cells = {label};
     std::vector<bool> bold = {false};
+    std::vector<std::optional<CellInterval>> intervals = {std::nullopt};
     std::string best_names;
     for (size_t m = 0; m < scores.size(); ++m) {
-      const bool is_best = scores[m] && std::fabs(*scores[m] - best) < 1e-9;
-      cells.push_back(cell(scores[m]));
+      const bool is_best = scores[m].value && std::fabs(*scores[m].value - best) < 1e-9;
+      cells.push_back(cell(scores[m].value));
       bold.push_back(is_best);
+      intervals.push_back(interval_of(scores[m]));
       if (!is_best) continue;
       best_names += (best_names.empty() ? "" : "; ") + ts.methods[m];
       if (count_wins) ++wins[m];
     }
     cells.push_back(best_names);
-    add_row(t, cells, bold);
+    add_row(t, cells, bold, intervals);
   };
   for (const auto& d : ts.datasets) {
-    std::vector<Score> scores;
+    std::vector<Scored> scores;
     for (const auto& m : ts.methods) scores.push_back(results.test(d, m, ts.budget));
     scored_row(d, scores, true);
     row_keys.push_back(d);
   }
-  std::vector<Score> macros;
-  for (const auto& m : ts.methods) macros.push_back(macro(ts, results, m, ts.budget));
+  std::vector<Scored> macros;
+  for (const auto& m : ts.methods) macros.push_back(results.macro(ts, m, ts.budget));
   scored_row("Macro average", macros, false);
   row_keys.push_back("macro");
   std::vector<std::string> win_cells = {"Wins (row best, ties count for each)"};
@@ -97,11 +161,12 @@ Table datasets_table(const TableSpec& ts, const ExperimentResults& results) {
   row_keys.push_back("wins");
   add_reference_columns(t, ts, row_keys, ts.methods);
   t.notes.push_back(strfmt("Official test scores at B = %lld; bold: the row's best.", static_cast<long long>(ts.budget)));
+  add_interval_note(t, results);
   return t;
 }
 
 // Table 2: macro average per budget, and each method's gain over the baseline.
-Table budgets_table(const TableSpec& ts, const ExperimentSpec& spec, const ExperimentResults& results) {
+Table budgets_table(const TableSpec& ts, const ExperimentSpec& spec, const TableScores& results) {
   Table t;
   t.header.push_back("Budget");
   std::vector<std::string> columns;
@@ -113,39 +178,45 @@ Table budgets_table(const TableSpec& ts, const ExperimentSpec& spec, const Exper
   for (const int64_t b : spec.budgets) {
     std::vector<std::string> cells = {"B = " + std::to_string(b)};
     std::vector<bool> bold = {false};
+    std::vector<std::optional<CellInterval>> intervals = {std::nullopt};
     std::vector<Score> macros;
     double best = -1;
     for (const auto& m : ts.methods) {
-      macros.push_back(macro(ts, results, m, b));
-      if (macros.back()) best = std::max(best, *macros.back());
+      const Scored s = results.macro(ts, m, b);
+      macros.push_back(s.value);
+      intervals.push_back(interval_of(s));
+      if (s.value) best = std::max(best, *s.value);
     }
     for (const Score& s : macros) {
       cells.push_back(cell(s));
       bold.push_back(s && std::fabs(*s - best) < 1e-9);
     }
-    const Score base = macro(ts, results, ts.baseline, b);
+    const Score base = results.macro(ts, ts.baseline, b).value;
     for (size_t m = 0; m < ts.methods.size(); ++m) {
       if (ts.methods[m] == ts.baseline) continue;
       cells.push_back(signed_cell(macros[m] && base ? Score(*macros[m] - *base) : std::nullopt));
       bold.push_back(false);
     }
-    add_row(t, cells, bold);
+    add_row(t, cells, bold, intervals);
     row_keys.push_back(std::to_string(b));
   }
   add_reference_columns(t, ts, row_keys, columns);
   t.notes.push_back("Macro average of the official test scores over " + std::to_string(ts.datasets.size()) +
                     " datasets; gains over " + ts.baseline + "; bold: the row's best.");
+  add_interval_note(t, results);
   return t;
 }
 
 // Table 3: one row per method at one budget: macro average and datasets better than the baseline.
-Table methods_table(const TableSpec& ts, const ExperimentResults& results) {
+Table methods_table(const TableSpec& ts, const TableScores& results) {
   Table t;
   t.header = {"Method", "Macro average", "Better than " + ts.baseline};
+  std::vector<Scored> scores;
   std::vector<Score> macros;
   double best = -1;
   for (const auto& m : ts.methods) {
-    macros.push_back(macro(ts, results, m, ts.budget));
+    scores.push_back(results.macro(ts, m, ts.budget));
+    macros.push_back(scores.back().value);
     if (macros.back()) best = std::max(best, *macros.back());
   }
   for (size_t i = 0; i < ts.methods.size(); ++i) {
@@ -155,17 +226,21 @@ Table methods_table(const TableSpec& ts, const ExperimentResults& results) {
       int n = 0;
       bool complete = true;
       for (const auto& d : ts.datasets) {
-        const Score s = results.test(d, m, ts.budget), base = results.test(d, ts.baseline, ts.budget);
+        const Score s = results.test(d, m, ts.budget).value;
+        const Score base = results.test(d, ts.baseline, ts.budget).value;
         if (!s || !base) complete = false;
         else if (*s > *base) ++n;
       }
       if (complete) better = strfmt("%d/%zu", n, ts.datasets.size());
     }
-    add_row(t, {m, cell(macros[i]), better}, {false, macros[i] && std::fabs(*macros[i] - best) < 1e-9, false});
+    add_row(t, {m, cell(macros[i]), better},
+            {false, macros[i] && std::fabs(*macros[i] - best) < 1e-9, false},
+            {std::nullopt, interval_of(scores[i])});
   }
   add_reference_columns(t, ts, ts.methods, {"macro", "better"});
   t.notes.push_back(strfmt("Official test scores at B = %lld, macro average over %zu datasets; bold: the best.",
                            static_cast<long long>(ts.budget), ts.datasets.size()));
+  add_interval_note(t, results);
   return t;
 }
 
@@ -180,6 +255,15 @@ Score points_sd(const std::vector<double>& scores) {
   return 100.0 * std::sqrt(ss / static_cast<double>(scores.size() - 1));
 }
 
+std::optional<CellInterval> interval_at(const Table& t, size_t r, size_t c) {
+  if (r >= t.intervals.size() || c >= t.intervals[r].size()) return std::nullopt;
+  return t.intervals[r][c];
+}
+
+bool bold_at(const Table& t, size_t r, size_t c) {
+  return r < t.bold.size() && c < t.bold[r].size() && t.bold[r][c];
+}
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -189,10 +273,12 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-Table make_table(const TableSpec& table, const ExperimentSpec& spec, const ExperimentResults& results) {
-  Table t = table.kind == "datasets" ? datasets_table(table, results)
-            : table.kind == "budgets" ? budgets_table(table, spec, results)
-                                      : methods_table(table, results);
+Table make_table(const TableSpec& table, const ExperimentSpec& spec,
+                 const ExperimentResults& results, const CellEstimates* estimates) {
+  const TableScores scores(results, estimates);
+  Table t = table.kind == "datasets"  ? datasets_table(table, scores)
+            : table.kind == "budgets" ? budgets_table(table, spec, scores)
+                                      : methods_table(table, scores);
   t.name = table.name;
   t.title = table.title;
   return t;
@@ -227,15 +313,21 @@ Table noise_table(const ExperimentSpec& spec, const ExperimentResults& results) 
 
 std::string to_markdown(const Table& t) {
   std::ostringstream out;
-  out << "### " << t.title << "\n\n|";
-  for (const auto& h : t.header) out << " " << h << " |";
-  out << "\n|";
-  for (size_t c = 0; c < t.header.size(); ++c) out << (c == 0 ? "---|" : "---:|");
-  out << "\n";
+  out << "### " << t.title << "\n";
+  if (!t.header.empty()) {
+    out << "\n|";
+    for (const auto& h : t.header) out << " " << h << " |";
+    out << "\n|";
+    for (size_t c = 0; c < t.header.size(); ++c) out << (c == 0 ? "---|" : "---:|");
+    out << "\n";
+  }
   for (size_t r = 0; r < t.rows.size(); ++r) {
     out << "|";
-    for (size_t c = 0; c < t.rows[r].size(); ++c)
-      out << " " << (t.bold[r][c] ? "**" + t.rows[r][c] + "**" : t.rows[r][c]) << " |";
+    for (size_t c = 0; c < t.rows[r].size(); ++c) {
+      std::string text = t.rows[r][c];
+      if (const auto i = interval_at(t, r, c)) text += " [" + i->low + ", " + i->high + "]";
+      out << " " << (bold_at(t, r, c) ? "**" + text + "**" : text) << " |";
+    }
     out << "\n";
   }
   for (const auto& n : t.notes) out << "\n" << n << "\n";
@@ -243,10 +335,28 @@ std::string to_markdown(const Table& t) {
 }
 
 std::string to_csv(const Table& t) {
+  std::vector<size_t> with_interval;  // the columns that get "low" and "high" columns
+  for (size_t c = 0; c < t.header.size(); ++c)
+    for (size_t r = 0; r < t.rows.size(); ++r)
+      if (interval_at(t, r, c)) {
+        with_interval.push_back(c);
+        break;
+      }
+  std::vector<std::string> header = t.header;
+  for (const size_t c : with_interval) {
+    header.push_back(t.header[c] + " low");
+    header.push_back(t.header[c] + " high");
+  }
   std::ostringstream out;
-  for (size_t c = 0; c < t.header.size(); ++c) out << (c ? "," : "") << csv_field(t.header[c]);
+  for (size_t c = 0; c < header.size(); ++c) out << (c ? "," : "") << csv_field(header[c]);
   out << "\n";
-  for (const auto& row : t.rows) {
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    std::vector<std::string> row = t.rows[r];
+    for (const size_t c : with_interval) {
+      const auto i = interval_at(t, r, c);
+      row.push_back(i ? i->low : "");
+      row.push_back(i ? i->high : "");
+    }
     for (size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << csv_field(row[c]);
     out << "\n";
   }

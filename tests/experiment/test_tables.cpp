@@ -1,62 +1,18 @@
-#include "experiment/tables.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "experiment/plan.h"
 #include "experiment/results.h"
+#include "experiment/results_fixtures.h"
 #include "experiment/spec_fixtures.h"
+#include "experiment/tables.h"
 #include "store/store.h"
 
 namespace kvs::experiment {
 namespace {
 
-// Records a finished run with one accepted state and, when test >= 0, its official test score;
-// per-question scores when given (dev: the state's, test: the replay's).
-void record(store::Store& db, const ExperimentSpec& spec, const std::string& dataset, const std::string& method,
-            int64_t budget, double test, const std::vector<double>& dev_questions = {},
-            const std::vector<double>& test_questions = {}) {
-  const auto predictions = [](const std::vector<double>& scores) {
-    std::vector<store::PredictionRecord> out;
-    for (size_t i = 0; i < scores.size(); ++i) {
-      store::PredictionRecord p;
-      p.question_index = static_cast<int64_t>(i);
-      p.question_id = "q" + std::to_string(i);
-      p.score = scores[i];
-      p.official_score = scores[i];
-      out.push_back(p);
-    }
-    return out;
-  };
-  store::RunSpec r;
-  r.key = run_key(spec, dataset, method, budget);
-  r.model = "tiny";
-  r.model_path = "/m";
-  r.dataset = dataset;
-  r.longbench_dir = "/lb";
-  r.budget = budget;
-  r.profile_family = spec.method(method).family;
-  r.git_commit = "abc123";
-  const store::Run run = db.find_or_create_run(r).run;
-  store::StateRecord s;
-  s.lambda1 = {0.0, 0.1};
-  s.lambda2 = {-0.15, 0.2};
-  s.dev_score = 50;
-  s.best_so_far = 50;
-  s.accepted = true;
-  s.predictions = predictions(dev_questions);
-  db.record_state(run, s);
-  if (test >= 0) {
-    store::ReplayRecord replay;
-    replay.score = test;
-    replay.official_score = test;
-    replay.predictions = predictions(test_questions);
-    db.record_replay(db.states_of(run).front(), replay);
-  }
-  db.mark_finished(run);
-}
+using test_support::record;
 
 class ReportTables : public ::testing::Test {
  protected:

@@ -1,0 +1,39 @@
+// Self-contained SVG figures drawn from C++ (no plotting library at run time): a line chart with
+// a shaded band per series (an estimate and its interval) and a heat map with its values written
+// in the cells. The text depends only on the input (fixed number formatting), so a figure is
+// byte-identical across runs. Torch-free.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvs::experiment {
+
+// A point of a series: its value and the band around it.
+struct BandPoint {
+  double value = 0, low = 0, high = 0;
+};
+
+// Series over categories equally spaced along x (e.g. budgets); a missing point breaks the line.
+struct LineChart {
+  std::string title, x_label, y_label;
+  std::vector<std::string> x_ticks;
+  struct Series {
+    std::string name;
+    std::vector<std::optional<BandPoint>> points;  // one per x tick
+  };
+  std::vector<Series> series;
+};
+
+// A grid of values, darker for larger ones; a missing value is a grey cell marked "-".
+struct HeatMap {
+  std::string title, x_label, y_label;
+  std::vector<std::string> columns, rows;
+  std::vector<std::vector<std::optional<double>>> values;  // [row][column]
+};
+
+std::string to_svg(const LineChart& chart);
+std::string to_svg(const HeatMap& map);
+
+}  // namespace kvs::experiment
