@@ -43,8 +43,14 @@ SearchBenchResult bench_search(const SearchBenchOptions& o) {
   std::vector<evict::Policy> policies;
   if (o.methods) {
     for (const evict::Method* m : evict::registered_methods()) {
-      policies.push_back(evict::policy_from_json(
-          nlohmann::json{{"method", m->info().name}, {"budget", o.budget}}, m->info().name));
+      nlohmann::json policy{{"method", m->info().name}, {"budget", o.budget}};
+      if (m->info().wrapper)  // over SnapKV as kvpress sets it (kvpress's critical_snapkv)
+        policy["base"] = {{"method", "snapkv"},
+                          {"window", 64},
+                          {"kernel", 5},
+                          {"pooling", "avg"},
+                          {"granularity", "kv_head"}};
+      policies.push_back(evict::policy_from_json(policy, m->info().name));
     }
   } else {
     for (int k = 0; k < o.policies; ++k) {

@@ -34,8 +34,10 @@ void run(const SelectOptions& o) {
     if (!policy.is_scoring())
       throw Error("--dump-scores: " + policy.method_name() +
                   " is scored from the window statistics, not by a scoring method");
-    const at::Tensor scores = evict::method_scores(policy, input.window_queries, input.keys,
-                                                   at::Tensor(), o.layer, o.num_layers);
+    const at::Tensor no_values;
+    const at::Tensor scores = evict::method_scores(
+        policy, model::PrefillLayer{o.layer, input.keys, no_values, input.window_queries},
+        o.num_layers);
     const float* data = scores.data_ptr<float>();
     write_npy_f32(o.dump_scores, {scores.size(0), scores.size(1)},
                   std::vector<float>(data, data + scores.numel()));

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/strfmt.h"
 #include "evict/layer_selection.h"
+#include "evict/method.h"
 
 namespace kvs::evict {
 
@@ -47,6 +48,12 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
     }
   }
   window_ = first.observation_window();
+  for (const Policy& policy : policies_) {
+    const uint32_t needs = policy_needs(policy);
+    if (needs & kNeedsColumnSums) signals_ |= model::kSignalColumnSums;
+    if (needs & kNeedsPreRopeQueries) signals_ |= model::kSignalPreRopeQueries;
+    if (needs & kNeedsOutputProjection) signals_ |= model::kSignalOutputProjection;
+  }
   cache_.layers.resize(static_cast<size_t>(num_layers));
   cache_.batch = static_cast<int64_t>(policies_.size());
 }
@@ -56,8 +63,7 @@ void CompressingObserver::on_layer(const model::PrefillLayer& layer) {
     throw Error(strfmt("compressed cache: layer %lld outside [0, %lld)", (long long)layer.layer,
                        (long long)num_layers_));
   }
-  const std::vector<at::Tensor> kept = select_layer(layer.window_queries, layer.keys, layer.values,
-                                                    policies_, layer.layer, num_layers_);
+  const std::vector<at::Tensor> kept = select_layer(layer, policies_, num_layers_);
   std::vector<std::pair<at::Tensor, at::Tensor>> rows;
   rows.reserve(kept.size());
   for (size_t p = 0; p < kept.size(); ++p) {

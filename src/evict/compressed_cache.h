@@ -37,6 +37,8 @@ class CompressingObserver final : public model::PrefillObserver {
   CompressingObserver(std::vector<Policy> policies, int64_t num_layers, int64_t decode_capacity);
 
   int64_t window() const override { return window_; }
+  // What the policies' methods read beyond keys, values and the window (model::PrefillSignal).
+  uint32_t signals() const override { return signals_; }
   void on_layer(const model::PrefillLayer& layer) override;
 
   // The assembled cache once every layer was seen (throws otherwise); leaves the observer empty.
@@ -53,6 +55,7 @@ class CompressingObserver final : public model::PrefillObserver {
   int64_t num_layers_;
   int64_t decode_capacity_;
   int64_t window_;
+  uint32_t signals_ = model::kSignalNone;
   model::DecodeCache cache_;
   std::vector<bool> seen_;
   std::vector<int64_t> kept_entries_;

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
 #include <optional>
 
 #include "core/error.h"
@@ -29,105 +30,158 @@ at::Tensor append_window(const at::Tensor& selected, int64_t prompt_length, int6
   return at::cat({selected, tail}, 1);
 }
 
-at::Tensor method_scores(const Policy& policy, const at::Tensor& queries, const at::Tensor& keys,
-                         const at::Tensor& values, int64_t layer, int64_t num_layers) {
-  // The policy's own last rows of the window given.
-  const int64_t window = std::min(policy.observation_window(), queries.size(1));
-  const at::Tensor window_queries = queries.narrow(1, queries.size(1) - window, window);
-  const Method& method = find_method(policy.method, "policy " + policy.name + ".method");
-  const uint32_t needs = method.info().needs;
-  if ((needs & kNeedsValues) && !values.defined())
-    throw error_at("policy " + policy.name,
-                   policy.method + " needs the values, which were not given");
-  if ((needs & kNeedsLastQuery) && window_queries.size(1) < 1)
-    throw error_at("policy " + policy.name,
-                   policy.method + " needs the last query row, none was given");
-  const at::Tensor last_query = (needs & kNeedsLastQuery)
-                                    ? window_queries.select(1, window_queries.size(1) - 1)
-                                    : at::Tensor();
-  const LayerView view{keys, values, last_query, window_queries, layer, num_layers};
-  return method.scores(view, policy.params).to(at::kFloat).contiguous();
-}
-
 namespace {
 
-// A scoring method's kept entries: the B best of each KV head's scores (select_topk's tie rule:
-// the lower position first), or every position where the prompt is no longer than B.
-at::Tensor select_scored(const Policy& policy, const at::Tensor& window_queries,
-                         const at::Tensor& keys, const at::Tensor& values, int64_t layer,
-                         int64_t num_layers) {
-  const int64_t kv_heads = keys.size(0), n = keys.size(1);
-  if (n <= policy.budget.budget) {
-    return at::arange(n, keys.options().dtype(at::kLong))
-        .unsqueeze(0)
-        .expand({kv_heads, n})
-        .contiguous();
+// One layer's selection: the prefill's tensors, the window statistics shared by the policies of
+// one window (computed for the first that needs them), and the float32 view scoring methods read.
+class LayerSelection {
+ public:
+  LayerSelection(const model::PrefillLayer& layer, int64_t num_layers)
+      : layer_(layer), num_layers_(num_layers) {}
+
+  // The policy's own last rows of the exposed window.
+  at::Tensor rows(const Policy& policy, const std::string& where) const {
+    const int64_t window = policy.observation_window(), given = layer_.window_queries.size(1);
+    if (given < window) {
+      throw error_at("window_queries", strfmt("has %lld window rows, %s has window %lld",
+                                              (long long)given, where.c_str(), (long long)window));
+    }
+    return layer_.window_queries.narrow(1, given - window, window);
   }
-  return select_topk(method_scores(policy, window_queries, keys, values, layer, num_layers),
-                     policy.budget.budget);
+
+  const WindowStats& stats(const Policy& policy, const std::string& where) {
+    const at::Tensor own = rows(policy, where);
+    if (!stats_) stats_ = compute_window_stats(own, layer_.keys);
+    // A batch mixing windows computes them for the first and refuses the others.
+    if (stats_->window != own.size(1)) {
+      throw error_at(where, "its window differs from the batch's first window-statistics policy");
+    }
+    return *stats_;
+  }
+
+  // [cache_heads, n] scores of a policy that has them: a scoring method's, or a top-k
+  // window-statistics policy's (its window +infinity).
+  at::Tensor scores(const Policy& policy, const std::string& where) {
+    if (!policy.is_scoring()) {
+      const WindowStats& s = stats(policy, where);
+      const at::Tensor base = base_scores(s, policy, policy.lambda1_at(layer_.layer, num_layers_));
+      const at::Tensor window = at::full({base.size(0), s.window},
+                                         std::numeric_limits<float>::infinity(), base.options());
+      return at::cat({base, window}, 1);
+    }
+    const Method& method = find_method(policy.method, where + ".method");
+    const uint32_t needs = method.info().needs;
+    LayerView view = float_view(needs, where);
+    view.window_queries = rows(policy, where);
+    view.budget = policy.budget.budget;
+    if (needs & kNeedsLastQuery) {
+      if (view.window_queries.size(1) < 1)
+        throw error_at(where, policy.method + " needs the last query row, none was given");
+      view.last_query = view.window_queries.select(1, view.window_queries.size(1) - 1);
+    }
+    if (policy.base) view.base = scores(*policy.base, where + ".base");
+    return method.scores(view, policy.params).to(at::kFloat).contiguous();
+  }
+
+ private:
+  // The prefill's tensors as float32, contiguous; refuses a need the caller did not give.
+  LayerView float_view(uint32_t needs, const std::string& where) const {
+    const auto need = [&](uint32_t flag, const at::Tensor& t, const char* what) {
+      if (!(needs & flag)) return at::Tensor();
+      if (!t.defined()) throw error_at(where, std::string("needs ") + what + ", not given here");
+      return t.to(at::kFloat).contiguous();
+    };
+    LayerView view;
+    view.keys = layer_.keys.to(at::kFloat).contiguous();
+    view.values = need(kNeedsValues, layer_.values, "the values");
+    view.column_sums = need(kNeedsColumnSums, layer_.column_sums, "the attention column sums");
+    view.pre_rope_queries =
+        need(kNeedsPreRopeQueries, layer_.pre_rope_queries, "the queries before RoPE");
+    view.rope_inv_freq = need(kNeedsPreRopeQueries, layer_.rope_inv_freq, "RoPE's frequencies");
+    view.output_projection =
+        need(kNeedsOutputProjection, layer_.output_projection, "the output projection");
+    view.layer = layer_.layer;
+    view.num_layers = num_layers_;
+    return view;
+  }
+
+  const model::PrefillLayer& layer_;
+  int64_t num_layers_;
+  std::optional<WindowStats> stats_;
+};
+
+at::Tensor every_position(int64_t rows, int64_t n, const at::Tensor& like) {
+  return at::arange(n, like.options().dtype(at::kLong)).unsqueeze(0).expand({rows, n}).contiguous();
 }
 
-}  // namespace
-
-std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
-                                     const std::vector<Policy>& policies, int64_t layer,
-                                     int64_t num_layers) {
-  return select_layer(window_queries, keys, at::Tensor(), policies, layer, num_layers);
-}
-
-std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
-                                     const at::Tensor& values, const std::vector<Policy>& policies,
-                                     int64_t layer, int64_t num_layers) {
-  check_float_tensor(window_queries, "window_queries", 3, "[heads, W, head_dim]");
-  check_float_tensor(keys, "keys", 3, "[kv_heads, n, head_dim]");
-  const int64_t heads = window_queries.size(0), kv_heads = keys.size(0), n = keys.size(1);
+void check_layer(const model::PrefillLayer& layer, int64_t num_layers) {
+  check_float_tensor(layer.window_queries, "window_queries", 3, "[heads, W, head_dim]");
+  check_float_tensor(layer.keys, "keys", 3, "[kv_heads, n, head_dim]");
+  const int64_t heads = layer.window_queries.size(0), kv_heads = layer.keys.size(0);
   if (kv_heads == 0 || heads % kv_heads != 0) {
     throw error_at("window_queries",
                    strfmt("%lld query heads are not a multiple of the keys' %lld KV heads",
                           (long long)heads, (long long)kv_heads));
   }
-  if (layer < 0 || layer >= num_layers) {
-    throw error_at("layer",
-                   strfmt("%lld is outside [0, %lld)", (long long)layer, (long long)num_layers));
+  if (layer.layer < 0 || layer.layer >= num_layers) {
+    throw error_at("layer", strfmt("%lld is outside [0, %lld)", (long long)layer.layer,
+                                   (long long)num_layers));
   }
-  std::optional<WindowStats> stats;
+}
+
+}  // namespace
+
+at::Tensor method_scores(const Policy& policy, const model::PrefillLayer& layer,
+                         int64_t num_layers) {
+  check_layer(layer, num_layers);
+  return LayerSelection(layer, num_layers).scores(policy, "policy " + policy.name);
+}
+
+std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
+                                     const std::vector<Policy>& policies, int64_t num_layers) {
+  check_layer(layer, num_layers);
+  const int64_t heads = layer.window_queries.size(0), kv_heads = layer.keys.size(0),
+                n = layer.keys.size(1);
+  LayerSelection selection(layer, num_layers);
   std::vector<at::Tensor> kept;
   for (size_t p = 0; p < policies.size(); ++p) {
     const Policy& policy = policies[p];
-    const int64_t window = policy.observation_window();
-    if (window_queries.size(1) < window) {
-      throw error_at(
-          "window_queries",
-          strfmt("has %lld window rows, policy %zu (%s) has window %lld",
-                 (long long)window_queries.size(1), p, policy.name.c_str(), (long long)window));
-    }
-    // The policy's own last rows of the window the prefill exposed.
-    const at::Tensor rows = window_queries.narrow(1, window_queries.size(1) - window, window);
+    const std::string where = strfmt("policy %zu (%s)", p, policy.name.c_str());
     if (policy.is_scoring()) {
-      kept.push_back(select_scored(policy, window_queries, keys, values, layer, num_layers));
+      // The B best of each KV head's scores (select_topk's tie rule: the lower position first).
+      kept.push_back(n <= policy.budget.budget
+                         ? every_position(kv_heads, n, layer.keys)
+                         : select_topk(selection.scores(policy, where), policy.budget.budget));
       continue;
     }
     const int64_t cache_rows = cache_heads(policy, heads, kv_heads);
     const LayerBudgets budgets = layer_budgets(policy.budget, n, num_layers);
     if (!budgets.compress) {
-      kept.push_back(at::arange(n, keys.options().dtype(at::kLong))
-                         .unsqueeze(0)
-                         .expand({cache_rows, n})
-                         .contiguous());
+      selection.rows(policy, where);  // still refuses a window the prefill did not expose
+      kept.push_back(every_position(cache_rows, n, layer.keys));
       continue;
     }
-    // The statistics are shared by the policies of one window; a batch mixing windows computes
-    // them for the first and refuses the others (one cache layout per observer).
-    if (!stats) stats = compute_window_stats(rows, keys);
-    if (stats->window != window) {
-      throw error_at(strfmt("policy %zu (%s)", p, policy.name.c_str()),
-                     "its window differs from the batch's first window-statistics policy");
-    }
-    const at::Tensor selected = select_tokens(
-        *stats, keys, policy, budgets.selected[static_cast<size_t>(layer)], layer, num_layers);
-    kept.push_back(append_window(selected, n, window));
+    const WindowStats& stats = selection.stats(policy, where);
+    const at::Tensor selected =
+        select_tokens(stats, layer.keys, policy, budgets.selected[static_cast<size_t>(layer.layer)],
+                      layer.layer, num_layers);
+    kept.push_back(append_window(selected, n, stats.window));
   }
   return kept;
+}
+
+std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
+                                     const at::Tensor& values, const std::vector<Policy>& policies,
+                                     int64_t layer, int64_t num_layers) {
+  return select_layer(model::PrefillLayer{layer, keys, values, window_queries}, policies,
+                      num_layers);
+}
+
+std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
+                                     const std::vector<Policy>& policies, int64_t layer,
+                                     int64_t num_layers) {
+  const at::Tensor no_values;
+  return select_layer(window_queries, keys, no_values, policies, layer, num_layers);
 }
 
 }  // namespace kvs::evict

@@ -10,15 +10,20 @@
 
 #include "evict/policy.h"
 #include "evict/window_stats.h"
+#include "model/prefill_observer.h"
 
 namespace kvs::evict {
 
 // Per policy: [cache_heads, kept] int64 on the keys' device, ascending (a window-statistics
 // method's W window positions last). A prompt shorter than the budget keeps every position. The
 // window statistics are computed once, and only when some policy compresses with them.
-// window_queries [heads, W, head_dim]: the last W prompt queries, at least every policy's
+// layer.window_queries [heads, W, head_dim]: the last W prompt queries, at least every policy's
 // observation_window() (each reads its own last rows); keys and values [kv_heads, n, head_dim];
-// values may be undefined when no policy's method needs them.
+// the optional tensors (values, column sums, pre-RoPE queries, output projection) must be given
+// where some policy's method needs them (policy_needs) and may be undefined otherwise.
+std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
+                                     const std::vector<Policy>& policies, int64_t num_layers);
+// The same from the window queries, keys and values alone.
 std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
                                      const at::Tensor& values, const std::vector<Policy>& policies,
                                      int64_t layer, int64_t num_layers);
@@ -28,9 +33,8 @@ std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at:
                                      int64_t num_layers);
 
 // A scoring method's scores [kv_heads, n] (method.h; +infinity where it always keeps), from its
-// own last rows of window_queries (observation_window()), for `kvsearch select --dump-scores`.
-at::Tensor method_scores(const Policy& policy, const at::Tensor& window_queries,
-                         const at::Tensor& keys, const at::Tensor& values, int64_t layer,
+// own last rows of the window queries (observation_window()), for `kvsearch select --dump-scores`.
+at::Tensor method_scores(const Policy& policy, const model::PrefillLayer& layer,
                          int64_t num_layers);
 
 // The building blocks, for callers that time them separately (bench select):

@@ -42,10 +42,19 @@ const Method& find_method(const std::string& name, const std::string& where) {
 
 MethodInfo method_info(std::string name, std::string summary, std::string paper, std::string code,
                        std::string kvpress, std::string budget, std::string checked,
-                       std::vector<MethodParam> params, uint32_t needs, bool window_statistics) {
-  return MethodInfo{
-      std::move(name),   std::move(summary), std::move(paper),  std::move(code), std::move(kvpress),
-      std::move(budget), std::move(checked), std::move(params), needs,           window_statistics};
+                       std::vector<MethodParam> params, uint32_t needs, bool window_statistics,
+                       bool wrapper) {
+  return MethodInfo{std::move(name),
+                    std::move(summary),
+                    std::move(paper),
+                    std::move(code),
+                    std::move(kvpress),
+                    std::move(budget),
+                    std::move(checked),
+                    std::move(params),
+                    needs,
+                    window_statistics,
+                    wrapper};
 }
 
 MethodParam integer_param(std::string name, int64_t default_value, int64_t minimum,
@@ -75,6 +84,12 @@ MethodParams default_params(const MethodInfo& info) {
   return params;
 }
 
+uint32_t policy_needs(const Policy& policy) {
+  if (!policy.is_scoring()) return kNeedsWindowQueries;
+  const uint32_t own = find_method(policy.method, "method").info().needs;
+  return policy.base ? own | policy_needs(*policy.base) : own;
+}
+
 namespace {
 
 const char* param_type_name(MethodParam::Type type) {
@@ -98,6 +113,9 @@ nlohmann::json needs_to_json(uint32_t needs) {
   if (needs & kNeedsWindowQueries) out.push_back("window queries");
   if (needs & kNeedsLastQuery) out.push_back("last query");
   if (needs & kNeedsValues) out.push_back("values");
+  if (needs & kNeedsColumnSums) out.push_back("attention column sums");
+  if (needs & kNeedsPreRopeQueries) out.push_back("pre-RoPE queries");
+  if (needs & kNeedsOutputProjection) out.push_back("output projection");
   return out;
 }
 
@@ -128,6 +146,7 @@ nlohmann::json methods_to_json() {
                    {"budget", "B = " + i.budget + ", per cache head and layer"},
                    {"checked", i.checked},
                    {"needs", needs_to_json(i.needs)},
+                   {"wrapper", i.wrapper},
                    {"params", params}});
   }
   return out;

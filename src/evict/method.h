@@ -23,12 +23,16 @@
 
 namespace kvs::evict {
 
-// What a method reads from one layer's prefill beyond the post-RoPE keys.
+// What a method reads from one layer's prefill beyond the post-RoPE keys. The prefill computes
+// the union of what a batch's policies need, and only that (model::PrefillSignal).
 enum Needs : uint32_t {
   kNeedsNothing = 0,
   kNeedsWindowQueries = 1u << 0,  // the last W query rows (post-RoPE); W: the "window" parameter
   kNeedsLastQuery = 1u << 1,      // the last prompt query row (post-RoPE)
   kNeedsValues = 1u << 2,
+  kNeedsColumnSums = 1u << 3,        // every query's attention summed per key
+  kNeedsPreRopeQueries = 1u << 4,    // every position's queries before RoPE, and RoPE's frequencies
+  kNeedsOutputProjection = 1u << 5,  // o_proj's weight
 };
 
 // One parameter of a method: its JSON field, default (as JSON text) and meaning. A scoring
@@ -54,13 +58,14 @@ struct MethodInfo {
   std::vector<MethodParam> params;
   uint32_t needs = kNeedsNothing;
   bool window_statistics = false;  // scored through Policy's window-statistics fields
+  bool wrapper = false;  // rescores the scores of the policy in its "base" field (LayerView::base)
 };
 
 // MethodInfo's fields in order, as a call (the methods' files state their card in a few lines).
 MethodInfo method_info(std::string name, std::string summary, std::string paper, std::string code,
                        std::string kvpress, std::string budget, std::string checked,
                        std::vector<MethodParam> params, uint32_t needs,
-                       bool window_statistics = false);
+                       bool window_statistics = false, bool wrapper = false);
 // A parameter of a scoring method.
 MethodParam integer_param(std::string name, int64_t default_value, int64_t minimum,
                           std::string doc);
@@ -70,12 +75,19 @@ MethodParam boolean_param(std::string name, bool default_value, std::string doc)
 // The test that checks the methods kvpress has against its presses.
 inline constexpr const char* kKvpressCheck = "tests/evict/test_methods_vs_kvpress.py";
 
-// What one layer's prefill shows a scoring method. Tensors are float32, contiguous, on one device.
+// What one layer's prefill shows a scoring method. Tensors are float32, contiguous, on one device;
+// those the method does not declare in its needs may be undefined.
 struct LayerView {
-  const at::Tensor& keys;            // [kv_heads, n, d], after RoPE
-  const at::Tensor& values;          // [kv_heads, n, d]
-  const at::Tensor& last_query;      // [heads, d], after RoPE: the last prompt position's queries
-  const at::Tensor& window_queries;  // [heads, W, d], after RoPE: the method's `window` last rows
+  at::Tensor keys;               // [kv_heads, n, d], after RoPE
+  at::Tensor values;             // [kv_heads, n, d]
+  at::Tensor last_query;         // [heads, d], after RoPE: the last prompt position's queries
+  at::Tensor window_queries;     // [heads, W, d], after RoPE: the method's `window` last rows
+  at::Tensor column_sums;        // [heads, n]: every query's attention summed per key
+  at::Tensor pre_rope_queries;   // [heads, n, d]: every position's queries before RoPE
+  at::Tensor rope_inv_freq;      // [d / 2]: RoPE's frequencies (half-split layout)
+  at::Tensor output_projection;  // [hidden, heads * d]: o_proj's weight
+  at::Tensor base;               // a wrapper's base policy's scores [kv_heads, n] (+inf: kept)
+  int64_t budget = 0;            // B: the entries the policy keeps per KV head on this layer
   int64_t layer = 0;
   int64_t num_layers = 1;
 };
@@ -100,6 +112,10 @@ const Method& find_method(const std::string& name, const std::string& where);
 
 // The parameters with their defaults.
 MethodParams default_params(const MethodInfo& info);
+
+// What a policy reads from the prefill (Needs flags): its method's needs, a wrapper's with its
+// base's; the window-statistics methods read the window's query rows.
+uint32_t policy_needs(const Policy& policy);
 
 // Every registered method for `kvsearch methods`: as JSON (name, summary, references, what B
 // counts, what it needs, its parameters with defaults), and as the Markdown table the README

@@ -39,6 +39,7 @@ std::string Policy::method_name() const {
 
 int64_t Policy::observation_window() const {
   if (!is_scoring()) return budget.window;
+  if (base) return base->observation_window();
   const uint32_t needs = find_method(method, "method").info().needs;
   if (needs & kNeedsWindowQueries) return static_cast<int64_t>(params.at("window"));
   return needs & kNeedsLastQuery ? 1 : 0;
@@ -68,6 +69,25 @@ void validate_scoring(const Policy& p, const std::string& where) {
     const bool declared = std::any_of(info.params.begin(), info.params.end(),
                                       [&](const MethodParam& q) { return q.name == name; });
     if (!declared) throw error_at(where + "." + name, "not a parameter of " + info.name);
+  }
+  if (info.wrapper) {
+    if (!p.base) throw error_at(where + ".base", info.name + " wraps a base policy: none given");
+    p.base->validate(where + ".base");
+    if (p.base->is_scoring() ? p.base->base != nullptr : p.base->kind != SelectorKind::TopK) {
+      throw error_at(where + ".base",
+                     p.base->method_name() + " has no scores of its own to rescore (" +
+                         (p.base->is_scoring() ? "a wrapper" : "the greedy admission") + ")");
+    }
+    if (!p.base->is_scoring() && p.base->granularity != Granularity::KvHead) {
+      throw error_at(where + ".base.granularity", info.name + " rescores per KV head: set kv_head");
+    }
+    if (p.base->budget.budget != p.budget.budget) {
+      throw error_at(where + ".base.budget",
+                     strfmt("%lld differs from the wrapper's budget %lld, which decides",
+                            (long long)p.base->budget.budget, (long long)p.budget.budget));
+    }
+  } else if (p.base) {
+    throw error_at(where + ".base", info.name + " is not a wrapper: it takes no base");
   }
   for (const char* kept : {"n_sink", "window"}) {  // what the method always keeps
     const auto it = p.params.find(kept);
@@ -112,13 +132,14 @@ double Policy::lambda2_at(int64_t layer, int64_t num_layers) const {
 }
 
 bool Policy::operator==(const Policy& o) const {
-  return name == o.name && method == o.method && params == o.params && kind == o.kind &&
-         budget.schedule == o.budget.schedule && budget.budget == o.budget.budget &&
-         budget.window == o.budget.window && budget.beta == o.budget.beta &&
-         budget.redistribute == o.budget.redistribute && kernel == o.kernel &&
-         pooling == o.pooling && granularity == o.granularity && group_reduce == o.group_reduce &&
-         terms == o.terms && lambda1 == o.lambda1 && lambda2 == o.lambda2 &&
-         candidate_factor == o.candidate_factor;
+  const bool same_base = base && o.base ? *base == *o.base : base == o.base;
+  return name == o.name && method == o.method && params == o.params && same_base &&
+         kind == o.kind && budget.schedule == o.budget.schedule &&
+         budget.budget == o.budget.budget && budget.window == o.budget.window &&
+         budget.beta == o.budget.beta && budget.redistribute == o.budget.redistribute &&
+         kernel == o.kernel && pooling == o.pooling && granularity == o.granularity &&
+         group_reduce == o.group_reduce && terms == o.terms && lambda1 == o.lambda1 &&
+         lambda2 == o.lambda2 && candidate_factor == o.candidate_factor;
 }
 
 Policy snapkv_policy(int64_t budget) {
@@ -206,6 +227,7 @@ json policy_to_json(const Policy& p) {
       else
         out[param.name] = v;
     }
+    if (p.base) out["base"] = policy_to_json(*p.base);
     return out;
   }
   return json{
@@ -281,6 +303,11 @@ Policy method_policy_from_json(const json& value, const std::string& where) {
       default:
         p.params[param.name] = r.number(field, fallback);
     }
+  }
+  if (info.wrapper && r.has("base")) {
+    json base = *r.object("base");
+    if (base.is_object() && !base.contains("budget")) base["budget"] = p.budget.budget;
+    p.base = std::make_shared<const Policy>(policy_from_json(base, where + ".base"));
   }
   r.check_all_read();
   p.validate(where);

@@ -18,12 +18,15 @@
 //   {"method": "streaming_llm", "budget": 128, "n_sink": 4}
 //   {"method": "snapkv", "budget": 128, "window": 64, "kernel": 5, "pooling": "avg",
 //    "granularity": "kv_head"}
+// A wrapper takes its base policy as "base" (its budget, when given, must equal the wrapper's):
+//   {"method": "criticalkv", "budget": 128, "base": {"method": "snapkv", "window": 64, ...}}
 // snapkv, pyramidkv and diverse (the paper's score) are the fields above under another name:
 // they read and write as kind/schedule policies, so recorded policies keep their JSON.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -64,6 +67,8 @@ struct Policy {
   // head and layer (budget.window 0, granularity kv_head) and uses none of the other fields.
   std::string method;
   MethodParams params;
+  // A wrapper method's (criticalkv's) base policy, whose scores it rescores; null otherwise.
+  std::shared_ptr<const Policy> base;
   SelectorKind kind = SelectorKind::TopK;
   BudgetSpec budget;   // B, W, schedule, beta, redistribute
   int64_t kernel = 7;  // odd, so the pooled scores stay aligned with the tokens

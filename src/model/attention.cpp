@@ -155,6 +155,32 @@ at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at:
                          window_cuts ? options.sliding_window : std::nullopt);
 }
 
+at::Tensor prefill_attention_column_sums(const at::Tensor& q, const at::Tensor& k,
+                                         const PrefillAttentionOptions& options) {
+  const int64_t heads = q.size(0), n = q.size(1), d = q.size(2), kv_heads = k.size(0);
+  const int64_t group = heads / kv_heads, block_size = std::max<int64_t>(1, options.block_size);
+  const std::optional<int64_t> window =
+      options.sliding_window && *options.sliding_window < n ? options.sliding_window : std::nullopt;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  at::Tensor sums = at::zeros({kv_heads, group, n}, q.options().dtype(at::kFloat));
+  const at::Tensor grouped_q = q.view({kv_heads, group, n, d});
+  for (int64_t q0 = 0; q0 < n;) {
+    const int64_t most_keys =
+        window ? std::min(n, *window + block_size) : std::min(n, q0 + block_size);
+    const int64_t rows = std::min(prefill_block_rows(heads, most_keys, block_size), n - q0);
+    const int64_t k0 = window ? std::max<int64_t>(0, q0 - *window + 1) : 0;
+    const int64_t keys = q0 + rows - k0;
+    const at::Tensor qb = grouped_q.narrow(2, q0, rows).reshape({kv_heads, group * rows, d});
+    at::Tensor scores = at::bmm(qb, k.narrow(1, k0, keys).transpose(1, 2)).to(at::kFloat);
+    scores.mul_(scale);
+    scores = scores.view({kv_heads, group, rows, keys});
+    scores.add_(causal_mask(q0, rows, k0, keys, window, q.device()));
+    sums.narrow(2, k0, keys).add_(at::softmax(scores, -1).sum(2));
+    q0 += rows;
+  }
+  return sums.view({heads, n});
+}
+
 at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
                             std::optional<int64_t> sliding_window) {
   const int64_t batch = q.size(0), heads = q.size(1), t = q.size(2), d = q.size(3);

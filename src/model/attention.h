@@ -32,6 +32,12 @@ bool sdpa_available();
 at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              const PrefillAttentionOptions& options);
 
+// Every query's attention summed per key: out[h, i] = sum over queries t >= i of softmax(q_t K^T /
+// sqrt(d))[i], [heads, n] float32 (within the sliding window where one cuts the prompt). One more
+// Q K^T sweep in blocks of query rows (prefill_block_rows): never an n x n matrix.
+at::Tensor prefill_attention_column_sums(const at::Tensor& q, const at::Tensor& k,
+                                         const PrefillAttentionOptions& options);
+
 // q [batch, heads, t, d] for the last t slots of `layer` (already appended) -> [batch, heads, t, d].
 // The t new tokens attend causally among themselves and to every earlier slot of their row
 // except left padding. A sliding window is measured in slots, so the caller passes one only for

@@ -80,6 +80,7 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
   attention.block_size = block;
   attention.sliding_window = config_.sliding_window;
   const int64_t window = options.observer ? std::min(options.observer->window(), n) : 0;
+  const uint32_t signals = options.observer ? options.observer->signals() : kSignalNone;
 
   PrefillResult result;
   if (options.keep_cache) {
@@ -90,15 +91,22 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
     const LayerWeights& w = weights_.layers[l];
     {
       const at::Tensor h = rms_norm(x, w.input_norm, config_.rms_norm_eps);
-      const at::Tensor q = apply_rope(project(h, w.q_proj, w.blocks.q_proj).view({n, heads, d}).transpose(0, 1), rope)
-                               .contiguous();
+      const at::Tensor q_pre =
+          project(h, w.q_proj, w.blocks.q_proj).view({n, heads, d}).transpose(0, 1);
+      const at::Tensor q = apply_rope(q_pre, rope).contiguous();
       const at::Tensor k =
           apply_rope(project(h, w.k_proj, w.blocks.k_proj).view({n, kv_heads, d}).transpose(0, 1), rope).contiguous();
       const at::Tensor v = project(h, w.v_proj, w.blocks.v_proj).view({n, kv_heads, d}).transpose(0, 1).contiguous();
       const at::Tensor attn = prefill_attention(q, k, v, attention);  // [heads, n, d]
       if (options.observer) {
         const at::Tensor window_queries = q.narrow(1, n - window, window);
-        options.observer->on_layer(PrefillLayer{l, k, v, window_queries});
+        PrefillLayer seen{l, k, v, window_queries};
+        if (signals & kSignalColumnSums)
+          seen.column_sums = prefill_attention_column_sums(q, k, attention);
+        if (signals & kSignalPreRopeQueries) seen.pre_rope_queries = q_pre.contiguous();
+        if (signals & kSignalOutputProjection) seen.output_projection = w.o_proj;
+        seen.rope_inv_freq = inv_freq_;
+        options.observer->on_layer(seen);
       }
       if (options.keep_cache)
         result.cache.layers.push_back(

@@ -36,15 +36,22 @@ class LayoutGroups final : public model::PrefillObserver {
       groups_.push_back(LayoutGroup{
           members, std::make_unique<evict::CompressingObserver>(batch, num_layers, decode_capacity)});
       window_ = std::max(window_, groups_.back().observer->window());
+      signals_ |= groups_.back().observer->signals();
     }
   }
   int64_t window() const override { return window_; }
+  uint32_t signals() const override { return signals_; }
   void on_layer(const model::PrefillLayer& layer) override {
     const int64_t available = layer.window_queries.size(1);
     for (auto& g : groups_) {
       const int64_t w = std::min(g.observer->window(), available);
       const at::Tensor rows = layer.window_queries.narrow(1, available - w, w);
-      g.observer->on_layer(model::PrefillLayer{layer.layer, layer.keys, layer.values, rows});
+      model::PrefillLayer own{layer.layer, layer.keys, layer.values, rows};
+      own.column_sums = layer.column_sums;
+      own.pre_rope_queries = layer.pre_rope_queries;
+      own.output_projection = layer.output_projection;
+      own.rope_inv_freq = layer.rope_inv_freq;
+      g.observer->on_layer(own);
     }
   }
   std::vector<LayoutGroup>& groups() { return groups_; }
@@ -52,6 +59,7 @@ class LayoutGroups final : public model::PrefillObserver {
  private:
   std::vector<LayoutGroup> groups_;
   int64_t window_ = 0;
+  uint32_t signals_ = model::kSignalNone;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include "evict/layer_selection.h"
 #include "evict/method.h"
 #include "evict/policy.h"
+#include "model/prefill_observer.h"
 
 namespace kvs::test {
 namespace {
@@ -69,13 +71,15 @@ at::Tensor select(const Policy& p, const Layer& l) {
 TEST(Methods, TheRegistryListsEveryMethodOnceAndRefusesUnknownNames) {
   std::vector<std::string> names;
   for (const evict::Method* m : evict::registered_methods()) names.push_back(m->info().name);
-  for (const char* expected : {"diverse", "keydiff", "knorm", "lagkv", "pyramidkv", "r_kv",
-                               "snapkv", "streaming_llm", "tova"})
+  for (const char* expected :
+       {"criticalkv", "diverse", "expected_attention", "keydiff", "knorm", "lagkv",
+        "observed_attention", "pyramidkv", "r_kv", "snapkv", "streaming_llm", "tova"})
     EXPECT_EQ(std::count(names.begin(), names.end(), expected), 1) << expected;
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  EXPECT_EQ(parse_error({{"method", "h2o_typo"}, {"budget", 64}})
-                .rfind("policy.method: unknown method 'h2o_typo' (registered: diverse, ", 0),
-            0u);
+  EXPECT_EQ(
+      parse_error({{"method", "h2o_typo"}, {"budget", 64}})
+          .rfind("policy.method: unknown method 'h2o_typo' (registered: criticalkv, diverse, ", 0),
+      0u);
   const json listed = evict::methods_to_json();
   EXPECT_EQ(listed.size(), names.size());
   EXPECT_NE(evict::methods_markdown().find("| `knorm` | arXiv 2406.11430 |"), std::string::npos);
@@ -248,7 +252,227 @@ TEST(Methods, TheMethodDialectRoundTripsAndKeepsRecordedPoliciesAsTheyWere) {
   EXPECT_EQ(evict::global_policy(64).method_name(), "diverse");
 }
 
+// observed_attention from column sums written out: every query's softmax row added per key, and
+// divided by the n - i queries that see key i unless normalize is off; the group's mean.
+TEST(Methods, ObservedAttentionAveragesTheAttentionEveryQueryPaid) {
+  const int64_t heads = 4, kv_heads = 2, n = 60, d = 8, group = heads / kv_heads;
+  at::manual_seed(11);
+  const at::Tensor q = at::randn({heads, n, d}), k = at::randn({kv_heads, n, d});
+  const auto qa = q.accessor<float, 3>();
+  const auto ka = k.accessor<float, 3>();
+  std::vector<std::vector<double>> sums(heads, std::vector<double>(n, 0.0));
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t t = 0; t < n; ++t) {
+      std::vector<double> logit(t + 1, 0.0);
+      double total = 0;
+      for (int64_t i = 0; i <= t; ++i) {
+        for (int64_t e = 0; e < d; ++e) logit[i] += qa[h][t][e] * ka[h / group][i][e];
+        total += std::exp(logit[i] / std::sqrt(double(d)));
+      }
+      for (int64_t i = 0; i <= t; ++i)
+        sums[h][i] += std::exp(logit[i] / std::sqrt(double(d))) / total;
+    }
+  }
+  at::Tensor column_sums = at::empty({heads, n});
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < n; ++i) column_sums[h][i] = sums[h][i];
+  const at::Tensor values = at::randn({kv_heads, n, d});
+  const at::Tensor window = q.narrow(1, n - 1, 1);
+  for (const bool normalize : {true, false}) {
+    model::PrefillLayer layer(0, k, values, window);
+    layer.column_sums = column_sums;
+    const at::Tensor kept =
+        evict::select_layer(
+            layer,
+            {method_policy(
+                {{"method", "observed_attention"}, {"budget", 20}, {"normalize", normalize}})},
+            4)
+            .front();
+    for (int64_t g = 0; g < kv_heads; ++g) {
+      std::vector<double> score(n, 0.0);
+      for (int64_t j = 0; j < group; ++j)
+        for (int64_t i = 0; i < n; ++i)
+          score[i] += sums[g * group + j][i] / (normalize ? double(n - i) : 1.0) / group;
+      EXPECT_EQ(kept_row(kept, g), best(score, 20)) << "normalize " << normalize << ", head " << g;
+    }
+  }
+  // Where the prefill gave no column sums, the method says so.
+  try {
+    select(method_policy({{"method", "observed_attention"}, {"budget", 20}}),
+           random_layer(heads, kv_heads, n, d, 1, 3));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "policy 0 (observed_attention): needs the attention column sums, not given here");
+  }
+}
+
+// expected_attention written out: per query head, the pre-RoPE queries' mean and biased covariance
+// over t >= n_sink, rotated by the RoPE matrix averaged over positions n .. n + F - 1, the
+// expected logit of each key, its softmax, the group's mean, times the value's norm.
+TEST(Methods, ExpectedAttentionScoresKeysByTheFutureQueriesStatistics) {
+  const int64_t heads = 4, kv_heads = 2, n = 40, d = 8, group = heads / kv_heads, sink = 4;
+  const int64_t future = 16;
+  at::manual_seed(12);
+  const at::Tensor pre = at::randn({heads, n, d}) + 0.5, k = at::randn({kv_heads, n, d});
+  const at::Tensor v = at::randn({kv_heads, n, d});
+  const at::Tensor inv_freq = at::pow(100.0, -at::arange(0, d, 2, at::kFloat) / double(d));
+  const auto pa = pre.accessor<float, 3>();
+  const auto ka = k.accessor<float, 3>();
+  const auto va = v.accessor<float, 3>();
+  const auto fa = inv_freq.accessor<float, 1>();
+  // R = mean over p of diag(cos_p) + diag(sin_p) P, P = [[0, -I], [I, 0]] (half-split RoPE).
+  std::vector<std::vector<double>> r(d, std::vector<double>(d, 0.0));
+  for (int64_t p = n; p < n + future; ++p) {
+    for (int64_t e = 0; e < d; ++e) {
+      const double angle = p * double(fa[e % (d / 2)]);
+      r[e][e] += std::cos(angle) / future;
+      if (e < d / 2)
+        r[e][e + d / 2] -= std::sin(angle) / future;
+      else
+        r[e][e - d / 2] += std::sin(angle) / future;
+    }
+  }
+  std::vector<std::vector<double>> score(kv_heads, std::vector<double>(n, 0.0));
+  const int64_t m = n - sink;
+  for (int64_t h = 0; h < heads; ++h) {
+    std::vector<double> mean(d, 0.0);
+    for (int64_t t = sink; t < n; ++t)
+      for (int64_t e = 0; e < d; ++e) mean[e] += pa[h][t][e] / m;
+    std::vector<std::vector<double>> cov(d, std::vector<double>(d, 0.0));
+    for (int64_t t = sink; t < n; ++t)
+      for (int64_t a = 0; a < d; ++a)
+        for (int64_t b = 0; b < d; ++b)
+          cov[a][b] += (pa[h][t][a] - mean[a]) * (pa[h][t][b] - mean[b]) / m;
+    std::vector<double> mu(d, 0.0);
+    std::vector<std::vector<double>> rc(d, std::vector<double>(d, 0.0)),
+        rot(d, std::vector<double>(d, 0.0));
+    for (int64_t a = 0; a < d; ++a)
+      for (int64_t b = 0; b < d; ++b) {
+        mu[a] += r[a][b] * mean[b];
+        for (int64_t c = 0; c < d; ++c) rc[a][b] += r[a][c] * cov[c][b];
+      }
+    for (int64_t a = 0; a < d; ++a)
+      for (int64_t b = 0; b < d; ++b)
+        for (int64_t c = 0; c < d; ++c) rot[a][b] += rc[a][c] * r[b][c];
+    std::vector<double> z(n, 0.0);
+    double top = -1e300, total = 0;
+    for (int64_t i = sink; i < n; ++i) {
+      double linear = 0, quadratic = 0;
+      for (int64_t a = 0; a < d; ++a) {
+        linear += mu[a] * ka[h / group][i][a];
+        for (int64_t b = 0; b < d; ++b)
+          quadratic += ka[h / group][i][a] * rot[a][b] * ka[h / group][i][b];
+      }
+      z[i] = linear / std::sqrt(double(d)) + quadratic / d / 2;
+      top = std::max(top, z[i]);
+    }
+    for (int64_t i = sink; i < n; ++i) total += std::exp(z[i] - top);
+    for (int64_t i = sink; i < n; ++i) score[h / group][i] += std::exp(z[i] - top) / total / group;
+  }
+  const at::Tensor last = pre.narrow(1, n - 1, 1);  // PrefillLayer holds references
+  model::PrefillLayer layer(0, k, v, last);
+  layer.pre_rope_queries = pre;
+  layer.rope_inv_freq = inv_freq;
+  const Policy policy = method_policy(
+      {{"method", "expected_attention"}, {"budget", 15}, {"n_future_positions", future}});
+  const at::Tensor got = evict::method_scores(policy, layer, 4);
+  for (int64_t g = 0; g < kv_heads; ++g) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (i < sink) {
+        EXPECT_TRUE(std::isinf(got[g][i].item<float>())) << "sink " << i << " always kept";
+        continue;
+      }
+      double norm = 0;
+      for (int64_t e = 0; e < d; ++e) norm += double(va[g][i][e]) * va[g][i][e];
+      EXPECT_NEAR(got[g][i].item<float>(), score[g][i] * std::sqrt(norm), 1e-6) << g << ", " << i;
+    }
+  }
+}
+
+// criticalkv over knorm written out: stage 1 keeps floor(B / 2) by knorm's score, the rest go to
+// (s + epsilon) x the group's mean L1 norm of v_i through each query head's o_proj slice.
+TEST(Methods, CriticalKvWeighsTheBaseScoreByTheProjectedValueNorm) {
+  const int64_t heads = 4, kv_heads = 2, n = 50, d = 8, hidden = 12, group = heads / kv_heads;
+  const int64_t budget = 16;
+  const Layer l = random_layer(heads, kv_heads, n, d, 1, 13);
+  const at::Tensor o_proj = at::randn({hidden, heads * d});
+  model::PrefillLayer layer(0, l.keys, l.values, l.queries);
+  layer.output_projection = o_proj;
+  const Policy policy = method_policy(
+      {{"method", "criticalkv"}, {"budget", budget}, {"base", {{"method", "knorm"}}}});
+  const at::Tensor kept = evict::select_layer(layer, {policy}, 4).front();
+  const auto ka = l.keys.accessor<float, 3>();
+  const auto va = l.values.accessor<float, 3>();
+  const auto wa = o_proj.accessor<float, 2>();
+  for (int64_t g = 0; g < kv_heads; ++g) {
+    std::vector<double> base(n), weighted(n);
+    for (int64_t i = 0; i < n; ++i) {
+      double norm = 0, projected = 0;
+      for (int64_t e = 0; e < d; ++e) norm += double(ka[g][i][e]) * ka[g][i][e];
+      for (int64_t j = 0; j < group; ++j) {
+        const int64_t h = g * group + j;
+        for (int64_t o = 0; o < hidden; ++o) {
+          double x = 0;
+          for (int64_t e = 0; e < d; ++e) x += va[g][i][e] * wa[o][h * d + e];
+          projected += std::abs(x) / group;
+        }
+      }
+      base[i] = -std::sqrt(norm);
+      weighted[i] = (base[i] + 1e-4) * projected;
+    }
+    const std::set<int64_t> first = best(base, budget / 2);
+    for (int64_t i : first) weighted[i] = std::numeric_limits<double>::infinity();
+    const std::set<int64_t> got = kept_row(kept, g);
+    EXPECT_EQ(got, best(weighted, budget)) << "head " << g;
+    for (int64_t i : first) EXPECT_EQ(got.count(i), 1u) << "stage 1 keeps " << i;
+  }
+  // The prefill computes what a batch's methods need, and only that.
+  EXPECT_EQ(evict::policy_needs(policy),
+            uint32_t(evict::kNeedsValues | evict::kNeedsOutputProjection));
+  EXPECT_EQ(evict::policy_needs(evict::snapkv_policy(64)), uint32_t(evict::kNeedsWindowQueries));
+}
+
+TEST(Methods, AWrapperRoundTripsWithItsBase) {
+  const json j = {{"method", "criticalkv"},
+                  {"budget", 128},
+                  {"base",
+                   {{"method", "snapkv"},
+                    {"window", 64},
+                    {"kernel", 5},
+                    {"pooling", "avg"},
+                    {"granularity", "kv_head"}}}};
+  const Policy p = method_policy(j);
+  ASSERT_TRUE(p.base);
+  EXPECT_EQ(p.base->budget.budget, 128);
+  EXPECT_EQ(p.observation_window(), 64);  // the base's window
+  EXPECT_EQ(evict::policy_from_json(evict::policy_to_json(p)), p);
+  Policy other = p;
+  other.base = std::make_shared<const Policy>(evict::snapkv_policy(128));
+  EXPECT_NE(other, p);
+}
+
 TEST(Methods, BadInputNamesTheField) {
+  EXPECT_EQ(parse_error({{"method", "criticalkv"}, {"budget", 64}}),
+            "policy.base: criticalkv wraps a base policy: none given");
+  EXPECT_EQ(
+      parse_error({{"method", "criticalkv"}, {"budget", 64}, {"base", {{"method", "diverse"}}}}),
+      "policy.base: diverse has no scores of its own to rescore (the greedy admission)");
+  EXPECT_EQ(parse_error({{"method", "criticalkv"},
+                         {"budget", 64},
+                         {"base", {{"method", "criticalkv"}, {"base", {{"method", "knorm"}}}}}}),
+            "policy.base: criticalkv has no scores of its own to rescore (a wrapper)");
+  EXPECT_EQ(parse_error({{"method", "criticalkv"},
+                         {"budget", 64},
+                         {"base", {{"method", "knorm"}, {"budget", 32}}}}),
+            "policy.base.budget: 32 differs from the wrapper's budget 64, which decides");
+  EXPECT_EQ(
+      parse_error({{"method", "criticalkv"}, {"budget", 64}, {"base", {{"method", "snapkv"}}}}),
+      "policy.base.granularity: criticalkv rescores per KV head: set kv_head");
+  EXPECT_EQ(parse_error({{"method", "criticalkv"}, {"budget", 64}, {"base", 3}}),
+            "policy.base: expected a JSON object, got 3");
+  EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"base", {{"method", "knorm"}}}}),
+            "policy.base: unknown field");
   EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"n_sink", 4}}),
             "policy.n_sink: unknown field");
   EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 64}, {"n_sink", "4"}}),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Each scoring method kvpress 0.5.5 has, against kvpress's own press, on the real SmolLM2-135M:
-kvsearch reads the GGUF file, kvpress runs on transformers' conversion of it (float32, CPU, SDPA).
+kvsearch reads the GGUF file, kvpress runs on transformers' conversion of it (float32, CPU; SDPA, eager for ObservedAttentionPress).
 The prompt is a RULER niah_single_1 record at about 1,000 tokens (`kvsearch data ruler`), its
 context and question in SmolLM2's own tokens. For every layer and KV head, at B = 64 and 128, the
 positions kvsearch keeps (`generate --policy P --dump-kept F`) must be the press's top-B by its own
@@ -35,6 +35,10 @@ def presses(kvpress, ratio):
         ({"method": "keydiff"}, kvpress.KeyDiffPress(compression_ratio=ratio)),
         ({"method": "tova"}, kvpress.TOVAPress(compression_ratio=ratio)),
         (snap, kvpress.SnapKVPress(compression_ratio=ratio, window_size=64, kernel_size=5)),
+        ({"method": "observed_attention"}, kvpress.ObservedAttentionPress(compression_ratio=ratio)),
+        ({"method": "expected_attention"}, kvpress.ExpectedAttentionPress(compression_ratio=ratio)),
+        ({"method": "criticalkv", "base": snap},
+         kvpress.CriticalKVPress(kvpress.SnapKVPress(compression_ratio=ratio, window_size=64, kernel_size=5))),
         ({"method": "lagkv", "n_sink": 4, "lag_size": 128},
          kvpress.LagKVPress(compression_ratio=ratio, n_sink=4, lag_size=128)),
         # At ~850 tokens lag 128 leaves over 128 protected tokens: lag 32 also scores chunks at B = 64.
@@ -57,7 +61,9 @@ def press_scores(model, press, ids):
     press.compress = compress
     with torch.no_grad(), press(model):
         model.model(input_ids=torch.tensor([ids]), past_key_values=DynamicCache())
-    return [scores[l] for l in range(len(scores))]
+    # What a press forces (CriticalKV's stage 1: finfo.max) counts as kept always, as kvsearch's +inf.
+    return [torch.where(scores[l] >= torch.finfo(torch.float32).max, torch.inf, scores[l])
+            for l in range(len(scores))]
 
 
 def ruler_prompt(tmp):
@@ -92,8 +98,9 @@ def compare(name, budget, kept_layers, scores):
             missed = int(((~chosen) & (row > threshold + band)).sum())
             wrong = int((chosen & (row < threshold - band)).sum())
             # Up to ties, the two sets hold the same scores: compare them sorted.
+            ours, theirs = row[chosen].sort().values, top.values.sort().values
             same_scores = len(positions) == budget and bool(
-                ((row[chosen].sort().values - top.values.sort().values).abs() <= band).all())
+                ((ours == theirs) | ((ours - theirs).abs() <= band)).all())  # == for kept-always +inf
             if len(positions) != budget or missed or wrong or not same_scores:
                 broken.append(f"{name} B={budget} layer {l} head {h}: {len(positions)} kept, {missed} "
                               f"above the press's boundary left out, {wrong} below it kept, "
@@ -104,15 +111,23 @@ def compare(name, budget, kept_layers, scores):
 
 
 def main():
-    import kvpress  # noqa: F401  (the oracle: tools/bootstrap.sh installs it without its dependencies)
+    import kvpress  # (the oracle: tools/bootstrap.sh installs it without its dependencies)
     import transformers
     from transformers import AutoModelForCausalLM
 
     transformers.utils.logging.disable_progress_bar()
     path = smollm2_gguf()
-    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
-                                                 attn_implementation="sdpa", dtype=torch.float32)
-    model.eval()
+    models = {}
+
+    def model_for(press):
+        """SDPA, except ObservedAttentionPress, which reads the eager attention matrix."""
+        attention = "eager" if isinstance(press, kvpress.ObservedAttentionPress) else "sdpa"
+        if attention not in models:
+            models[attention] = AutoModelForCausalLM.from_pretrained(
+                os.path.dirname(path), gguf_file=os.path.basename(path), attn_implementation=attention,
+                dtype=torch.float32).eval()
+        return models[attention]
+
     torch.set_num_threads(2)
     with scratch_dir("kvs-methods-") as tmp:
         ids = ruler_prompt(tmp)
@@ -122,11 +137,11 @@ def main():
         for budget in BUDGETS:
             ratio = 1.0 - (budget + 0.5) / n  # kvpress keeps int(n (1 - ratio)) = budget
             for policy, press in presses(kvpress, ratio):
-                if policy.get("window", 0) >= budget:
+                if max(policy.get("window", 0), policy.get("base", {}).get("window", 0)) >= budget:
                     continue  # a window of 64 leaves nothing to select at B = 64
                 policy = dict(policy, budget=budget)
                 name = policy.get("name", policy["method"])
-                scores = press_scores(model, press, ids)
+                scores = press_scores(model_for(press), press, ids)
                 policy_path = os.path.join(tmp, f"{name}-{budget}.json")
                 kept_path = os.path.join(tmp, f"{name}-{budget}.kept.json")
                 write_json(policy_path, policy)

@@ -8,7 +8,9 @@
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -79,6 +81,43 @@ TEST(PrefillAttention, LongPrefillHoldsNoScoreMatrix) {
 
 // The fused AVX-512 kernel against the blocked path (plain ATen) at head widths 64 and 128 and
 // prompt lengths around its 64-token blocks, with GQA: equal up to float rounding.
+// The column sums observed_attention reads: sum over queries t >= i of softmax_t(q_t K^T /
+// sqrt(d))[i], written out query by query, in several row blocks and under a sliding window.
+TEST(PrefillAttention, ColumnSumsAddEveryQuerysAttentionPerKey) {
+  at::manual_seed(5);
+  c10::InferenceMode inference;
+  const int64_t heads = 4, kv_heads = 2, n = 37, d = 8, group = heads / kv_heads;
+  const at::Tensor q = at::randn({heads, n, d}), k = at::randn({kv_heads, n, d});
+  for (const std::optional<int64_t> window :
+       {std::optional<int64_t>(), std::optional<int64_t>(9)}) {
+    SCOPED_TRACE(window ? "window 9" : "no window");
+    model::PrefillAttentionOptions options;
+    options.block_size = 5;  // eight blocks of rows
+    options.sliding_window = window;
+    const at::Tensor got = model::prefill_attention_column_sums(q, k, options);
+    ASSERT_EQ(got.sizes(), (at::IntArrayRef{heads, n}));
+    const auto qa = q.accessor<float, 3>();
+    const auto ka = k.accessor<float, 3>();
+    const auto ga = got.accessor<float, 2>();
+    for (int64_t h = 0; h < heads; ++h) {
+      std::vector<double> sums(n, 0.0);
+      for (int64_t t = 0; t < n; ++t) {
+        const int64_t first = window ? std::max<int64_t>(0, t - *window + 1) : 0;
+        std::vector<double> logit(n, 0.0);
+        double top = -1e300, total = 0;
+        for (int64_t i = first; i <= t; ++i) {
+          for (int64_t e = 0; e < d; ++e) logit[i] += qa[h][t][e] * ka[h / group][i][e];
+          logit[i] /= std::sqrt(double(d));
+          top = std::max(top, logit[i]);
+        }
+        for (int64_t i = first; i <= t; ++i) total += std::exp(logit[i] - top);
+        for (int64_t i = first; i <= t; ++i) sums[i] += std::exp(logit[i] - top) / total;
+      }
+      for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(ga[h][i], sums[i], 1e-5) << h << ", " << i;
+    }
+  }
+}
+
 TEST(PrefillAttention, FusedKernelMatchesTheBlockedPath) {
   if (!cpu::causal_attention_available(64)) GTEST_SKIP() << "no AVX-512F on this CPU";
   EXPECT_FALSE(cpu::causal_attention_available(16));

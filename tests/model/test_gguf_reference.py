@@ -235,8 +235,12 @@ def check_logits(tmp):
     }
     # The scoring methods: their kept sets are checked against kvpress's presses in
     # tests/evict/test_methods_vs_kvpress.py; here the decode over what kvsearch kept.
-    for method in ("streaming_llm", "knorm", "keydiff", "tova", "lagkv", "r_kv"):
+    for method in ("streaming_llm", "knorm", "keydiff", "tova", "lagkv", "r_kv",
+                   "observed_attention", "expected_attention"):
         policies[method] = ({"method": method, "budget": budget}, None)
+    policies["criticalkv"] = ({"method": "criticalkv", "budget": budget,
+                               "base": {"method": "snapkv", "window": 64, "kernel": 5,
+                                        "pooling": "avg", "granularity": "kv_head"}}, None)
     for name, (policy, select) in policies.items():
         dump = os.path.join(tmp, f"{name}.npy")
         kept_path = os.path.join(tmp, f"{name}.kept.json")

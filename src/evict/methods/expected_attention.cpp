@@ -1,0 +1,81 @@
+// expected_attention: the attention future queries are expected to pay each key (Devoto et al.,
+// arXiv 2510.00636; kvpress's ExpectedAttentionPress). Per query head, the mean mu and the biased
+// covariance S of the queries before RoPE over positions t >= n_sink are rotated by the RoPE
+// matrix averaged over the next F positions n .. n + F - 1 (half-split layout: R_p = diag(cos_p)
+// + diag(sin_p) P, P = [[0, -I], [I, 0]]): mu' = R mu, S' = R S R^T. Then, over keys i >= n_sink,
+// z_i = mu' . k_i / sqrt(d) + k_i^T S' k_i / (2 d), e = softmax(z), averaged over the KV head's
+// group, and s_i = (e_i + epsilon) ||v_i|| with use_vnorm. The n_sink first keys are always kept.
+// kvpress's registry entry "expected_attention" wraps this press in AdaKV with epsilon 1e-2; this
+// is the press itself, with its own defaults.
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+#include "evict/method.h"
+
+namespace kvs::evict {
+namespace {
+
+// The RoPE rotation averaged over positions first .. first + count - 1, [d, d]: the rotation is
+// linear in cos and sin, so it is the rotation of the averaged tables.
+at::Tensor averaged_rotation(const at::Tensor& inv_freq, int64_t first, int64_t count, int64_t d) {
+  const at::Tensor positions = at::arange(first, first + count, inv_freq.options());
+  const at::Tensor angles = at::outer(positions, inv_freq);  // [count, d / 2]
+  const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, 1).mean(0);
+  const at::Tensor sin = at::cat({angles.sin(), angles.sin()}, 1).mean(0);
+  const int64_t half = d / 2;
+  at::Tensor p = at::zeros({d, d}, inv_freq.options());
+  p.narrow(0, half, half).narrow(1, 0, half).copy_(at::eye(half, inv_freq.options()));
+  p.narrow(0, 0, half).narrow(1, half, half).copy_(-at::eye(half, inv_freq.options()));
+  return at::diag(cos) + sin.unsqueeze(1) * p;
+}
+
+class ExpectedAttention final : public Method {
+ public:
+  const MethodInfo& info() const override {
+    static const MethodInfo info = method_info(
+        "expected_attention", "the attention expected from future queries' statistics",
+        "2510.00636", "NVIDIA/kvpress expected_attention_press.py", "ExpectedAttentionPress",
+        "kept tokens, the n_sink first included", kKvpressCheck,
+        {integer_param("n_future_positions", 512, 1, "future positions the RoPE is averaged over"),
+         integer_param("n_sink", 4, 0, "first tokens always kept, left out of the statistics"),
+         boolean_param("use_covariance", true, "add the queries' covariance term"),
+         boolean_param("use_vnorm", true, "multiply by the value's L2 norm"),
+         number_param("epsilon", 0.0, 0.0, "added to the expected attention before the norm")},
+        kNeedsPreRopeQueries | kNeedsValues);
+    return info;
+  }
+  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+    const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1), d = view.keys.size(2);
+    const int64_t sink = static_cast<int64_t>(params.at("n_sink"));
+    const int64_t heads = view.pre_rope_queries.size(0), group = heads / kv_heads;
+    const at::Tensor q = view.pre_rope_queries.narrow(1, sink, n - sink);  // [heads, m, d]
+    const at::Tensor mean = q.mean(1, true);                               // [heads, 1, d]
+    const at::Tensor rotation =
+        averaged_rotation(view.rope_inv_freq.to(at::kFloat), n,
+                          static_cast<int64_t>(params.at("n_future_positions")), d);
+    const at::Tensor mu = at::matmul(mean, rotation.t());  // [heads, 1, d]
+    // [heads, m, d], the group's heads next to each other: query head h reads KV head h / group.
+    const at::Tensor keys = view.keys.narrow(1, sink, n - sink).repeat_interleave(group, 0);
+    at::Tensor z = at::matmul(mu, keys.transpose(1, 2)).squeeze(1) / std::sqrt(double(d));
+    if (params.at("use_covariance") != 0.0) {
+      const at::Tensor centered = q - mean;
+      const at::Tensor cov = at::matmul(centered.transpose(1, 2), centered) / double(n - sink);
+      const at::Tensor rotated = at::matmul(rotation, at::matmul(cov, rotation.t()));
+      z = z + (at::matmul(keys, rotated) * keys).sum(-1) / double(d) / 2.0;
+    }
+    at::Tensor s = at::softmax(z, -1).view({kv_heads, group, n - sink}).mean(1);
+    if (params.at("use_vnorm") != 0.0)
+      s = (s + params.at("epsilon")) * view.values.narrow(1, sink, n - sink).norm(2, {-1});
+    const at::Tensor sinks =
+        at::full({kv_heads, sink}, std::numeric_limits<float>::infinity(), s.options());
+    return at::cat({sinks, s}, 1);
+  }
+};
+
+const ExpectedAttention method;
+const MethodRegistration registration(method);
+
+}  // namespace
+}  // namespace kvs::evict
