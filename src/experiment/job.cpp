@@ -31,7 +31,9 @@ search::RunRequest job_request(const ExperimentSpec& spec, const Job& job, const
 search::RunRequest method_request(const ExperimentSpec& spec, const Job& job, const MethodSpec& method,
                                   int64_t budget, const JobSettings& settings) {
   search::RunRequest r = job_request(spec, job, settings);
-  r.family = method.full_cache() ? "baseline" : method.family;  // SnapKV above the prompt: no eviction
+  // The full cache is SnapKV above the prompt (no eviction); a policy's family is a fixed one's.
+  r.family = method.full_cache() || !method.policy_json.empty() ? "baseline" : method.family;
+  r.policy_json = method.policy_json;
   r.segments = method.segments;
   r.budget = budget;
   r.max_evals = method.searched() ? method.evals : 1;

@@ -78,10 +78,17 @@ MethodSpec parse_method(const json& object, const std::string& where, const Expe
   MethodSpec m;
   m.name = f.text("name", "", true);
   m.transfer = f.text("transfer");
-  m.family = f.text("profile", "", m.transfer.empty());
+  const json* policy = f.object("policy");
+  m.family = policy ? "policy" : f.text("profile", "", m.transfer.empty());
+  for (const char* key : {"profile", "transfer", "segments", "evals", "step", "tau", "lambda1",
+                          "lambda2", "terms", "schedule"}) {
+    if (policy && f.has(key))
+      throw error_at(f.at(key), "a method given as a policy sets everything in \"policy\": leave " +
+                                    std::string(key) + " out");
+  }
   if (!m.transfer.empty() && f.has("profile"))
     throw error_at(f.at("profile"), "a transfer evaluates its source's profile: leave profile out");
-  if (m.transfer.empty() && !kProfiles.count(m.family))
+  if (m.transfer.empty() && !policy && !kProfiles.count(m.family))
     throw error_at(f.at("profile"), "'" + m.family +
                                         "' is not a profile (full, baseline, pyramid, global, segments, curve)");
   m.segments = static_cast<int>(f.integer("segments", 3, 1));
@@ -94,6 +101,17 @@ MethodSpec parse_method(const json& object, const std::string& where, const Expe
     m.budgets = {kFullCacheBudget};
   }
   if (m.budgets.empty()) m.budgets = spec.budgets;
+  if (policy) {
+    if (policy->contains("budget"))
+      throw error_at(f.at("policy") + ".budget", "the method's budgets set B: leave budget out");
+    // Checked at every budget it runs at (a budget may not hold what the method always keeps).
+    for (int64_t budget : m.budgets) {
+      json at_budget = *policy;
+      at_budget["budget"] = budget;
+      evict::policy_from_json(at_budget, f.at("policy"));
+    }
+    m.policy_json = policy->dump();
+  }
   m.datasets = dataset_subset(f, spec.datasets);
   if (!m.transfer.empty() && !m.datasets.empty())
     throw error_at(f.at("datasets"), "a transfer runs on its source's datasets: leave datasets out");

@@ -23,8 +23,9 @@ constexpr int64_t kFullCacheBudget = int64_t{1} << 24;
 struct MethodSpec {
   std::string name;     // unique label, e.g. "PyramidKV"
   std::string family;   // policy family (JSON "profile"): full | baseline | pyramid | global |
-                        // segments | curve; for a transfer, its source's. "full" keeps the whole
-                        // cache: its one budget is kFullCacheBudget, and it is shown at every budget
+                        // segments | curve; "policy" for a method given as "policy"; for a
+                        // transfer, its source's. "full" keeps the whole
+                       // cache: its one budget is kFullCacheBudget, and it is shown at every budget
   int segments = 3;     // segments profile only
   std::vector<int64_t> budgets;              // the experiment's budgets unless given
   int evals = 14;                            // searches: evaluations, warm start included
@@ -34,6 +35,9 @@ struct MethodSpec {
   std::optional<evict::ScoreTerms> terms;    // ablations: score terms switched off
   std::optional<evict::Schedule> schedule;   // per-layer budgets; the family's own unless given
   std::string transfer;  // name of a searched method whose best profile this method evaluates
+  // A registered method's policy (family "policy"): evict/policy.h's JSON without "budget", which
+  // the method's budgets set, e.g. {"method": "knorm"} or {"method": "snapkv", "window": 64}.
+  std::string policy_json;
   std::vector<std::string> datasets;  // where it runs (e.g. an ablation on one task); empty: all
 
   bool runs_on(const std::string& dataset) const;

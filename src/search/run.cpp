@@ -71,6 +71,11 @@ class FreeCoordinates {
 }  // namespace
 
 evict::Policy request_policy(const RunRequest& request, const std::vector<double>& latent) {
+  if (!request.policy_json.empty()) {
+    nlohmann::json policy = nlohmann::json::parse(request.policy_json);
+    policy["budget"] = request.budget;
+    return evict::policy_from_json(policy, "policy");
+  }
   const PolicyFamily family(request.family, request.segments, request.budget);
   evict::Policy policy = family.policy(family.searched() ? latent : std::vector<double>{});
   if (request.terms) {
@@ -91,8 +96,8 @@ store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_t
   spec.split_seed = static_cast<int64_t>(request.session.split_seed);
   spec.dev_limit = request.limit_dev;
   spec.budget = request.budget;
-  spec.profile_family = family.name();
-  spec.segments = family.segments();
+  spec.profile_family = request.policy_json.empty() ? family.name() : policy_template.method_name();
+  spec.segments = request.policy_json.empty() ? family.segments() : 0;
   spec.search_json = nlohmann::json{{"step", request.step},
                                     {"tau", request.tau},
                                     {"max_evals", family.searched() ? request.max_evals : 1},

@@ -40,6 +40,10 @@ struct RunRequest {
   // the others): the diversity-aware score on SnapKV's uniform budgets separates the score's
   // effect from PyramidKV's allocation.
   std::optional<evict::Schedule> schedule;
+  // A registered method's fixed policy (evict/policy.h's JSON without "budget", which `budget`
+  // sets); empty: the family's policy. The family is then a fixed one's, and the run records the
+  // method's name as its profile family.
+  std::string policy_json;
 };
 
 struct RunSummary {

@@ -1,14 +1,15 @@
-#include "experiment/spec.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "evict/policy.h"
 #include "experiment/job_kinds.h"
 #include "experiment/plan.h"
+#include "experiment/spec.h"
 #include "experiment/spec_fixtures.h"
 #include "model/config.h"
+#include "search/run.h"
 
 namespace kvs::experiment {
 namespace {
@@ -87,6 +88,47 @@ TEST(ExperimentSpec, ErrorsNameTheFileAndField) {
   EXPECT_NE(error_for("methods", R"([{"name": "S", "profile": "segments", "budgets": [64], "datasets": ["qasper"]},
                                      {"name": "T", "transfer": "S", "datasets": ["qasper"]}])")
                 .find("methods[1].datasets: a transfer runs on its source's datasets"),
+            std::string::npos);
+}
+
+// A registered method as a policy: the method dialect without budget, evaluated at every budget
+// on the dataset's shared prefill, recorded under the method's name.
+TEST(ExperimentSpec, MethodsGivenAsPolicies) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  json["methods"].push_back({{"name", "Knorm"}, {"policy", {{"method", "knorm"}}}});
+  json["methods"].push_back(
+      {{"name", "SnapKV-64"},
+       {"policy", {{"method", "snapkv"}, {"window", 16}, {"kernel", 5}, {"pooling", "avg"}}},
+       {"budgets", {64}}});
+  const ExperimentSpec spec = load_spec(test_support::write_text(dir, "mini.json", json.dump()));
+  EXPECT_EQ(spec.method("Knorm").family, "policy");
+  EXPECT_EQ(spec.method("Knorm").budgets, (std::vector<int64_t>{32, 64}));
+  const Plan plan = make_plan(spec);
+  const auto request = method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("Knorm"),
+                                      32, JobSettings{});
+  const evict::Policy policy = search::request_policy(request);
+  EXPECT_EQ(policy.method, "knorm");
+  EXPECT_EQ(policy.budget.budget, 32);
+  EXPECT_EQ(search::run_spec(request, policy).profile_family, "knorm");
+  const auto snap = method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("SnapKV-64"),
+                                   64, JobSettings{});
+  EXPECT_EQ(search::request_policy(snap).budget.window, 16);
+  EXPECT_EQ(search::run_spec(snap, search::request_policy(snap)).profile_family, "snapkv");
+
+  EXPECT_NE(error_for("methods", R"([{"name": "K", "policy": {"method": "knorm", "budget": 64}}])")
+                .find("methods[0].policy.budget: the method's budgets set B: leave budget out"),
+            std::string::npos);
+  EXPECT_NE(
+      error_for("methods", R"([{"name": "K", "policy": {"method": "knorm"}, "profile": "global"}])")
+          .find("methods[0].profile: a method given as a policy sets everything"),
+      std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "K", "policy": {"method": "h2o"}}])")
+                .find("methods[0].policy.method: unknown method 'h2o'"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods",
+                      R"([{"name": "S", "policy": {"method": "streaming_llm", "n_sink": 40}}])")
+                .find("methods[0].policy.budget: 32 does not hold the 40 sinks"),
             std::string::npos);
 }
 
