@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # `make demo`: the paper's study on a real model, through the commands a Mistral-7B run uses.
 # SmolLM2-135M-Instruct (the GGUF file `make setup` installs) on RULER tasks generated at 1k tokens
-# (seed 42), then experiments/demo.json as batch jobs: full cache, SnapKV, PyramidKV and Global at
-# B = 32, 64, 128, a Segments(3) and a Curve search at B = 128 with the test replay of every
-# accepted state, the searched profiles transferred to the other budgets, and the report (tables,
-# noise floor, the three figures of Fig. 1). Rerunning resumes: finished jobs are skipped, an
-# interrupted search continues state by state.
+# (seed 42), then experiments/demo.json as batch jobs: full cache, SnapKV, PyramidKV, Global and
+# three peers (StreamingLLM, KeyDiff, R-KV) at B = 32, 64, 128, a Segments(3) and a Curve search
+# at B = 128 with the test replay of every accepted state, the searched profiles transferred to
+# the other budgets, the report (tables with intervals, noise floor, figures) and Global's paired
+# comparison with each baseline. Rerunning resumes: finished jobs are skipped, an interrupted
+# search continues state by state.
 #
 #   tools/demo.sh [BIN] [OUT] [MODEL]      defaults: build/kvsearch results/demo smollm2-135m
 set -euo pipefail
@@ -28,8 +29,13 @@ echo
 
 echo
 # The tables exactly as `kvsearch report` wrote them from the database.
-for table in table1 table2 table3 noise; do
+for table in table1 table2 table3 table4 noise; do
   cat "$out/report/$table.md"
+  echo
+done
+# The paper's Global against each baseline and peer at B = 128, paired on the same test questions.
+for other in SnapKV PyramidKV StreamingLLM KeyDiff R-KV; do
+  "$bin" compare --db "$out/experiment/results.sqlite" --a Global --b "$other" --budget 128
   echo
 done
 echo "report: $out/report/README.md (tables *.md, *.csv; figures fig1a_profiles.png, fig1b_trajectory.png, fig1c_budgets.png)"
