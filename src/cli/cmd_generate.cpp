@@ -28,6 +28,16 @@ void setup_generate(CLI::App& parent) {
   auto* p = cmd->add_option("--prompt", *prompt, "Prompt text");
   auto* t = cmd->add_option("--token-ids", *token_ids, "Prompt token ids, comma-separated");
   p->excludes(t);
+  auto* ds =
+      cmd->add_option("--dataset", req->dataset,
+                      "Generate for a data record's prompt (with --longbench, --record): the "
+                      "search's prompt rules, with the question span the question and context "
+                      "observation protocols need");
+  cmd->add_option("--longbench", req->longbench_dir,
+                  "LongBench-layout data directory (with --dataset)");
+  cmd->add_option("--record", req->record, "Record (0-based line) of --dataset")
+      ->capture_default_str();
+  ds->excludes(p)->excludes(t);
   cmd->add_option("--max-new-tokens", req->max_new_tokens, "Tokens to generate")
       ->capture_default_str();
   cmd->add_option("--chat-template", req->chat_template, "auto | none | mistral | llama3 | chatml | smollm2")->capture_default_str();
@@ -47,7 +57,9 @@ void setup_generate(CLI::App& parent) {
   pol->excludes(prof);
   cmd->add_flag("--json", *json, "Print {prompt_ids, generated_ids, text, policy}");
   cmd->callback([=] {
-    if (p->count() == 0 && t->count() == 0) throw kvs::Error("give --prompt or --token-ids");
+    if (p->count() == 0 && t->count() == 0 && ds->count() == 0)
+      throw kvs::Error("give --prompt, --token-ids or --dataset");
+    if (ds->count() && req->longbench_dir.empty()) throw kvs::Error("--dataset needs --longbench");
     if (prof->count() == 0 && (b->count() || l1->count() || l2->count()))
       throw kvs::Error("--budget, --lambda1 and --lambda2 need --profile");
     std::optional<kvs::evict::Policy> policy;
@@ -60,14 +72,18 @@ void setup_generate(CLI::App& parent) {
     if (t->count()) {
       req->prompt_ids = kvs::parse_id_list(*token_ids, "--token-ids");
       if (req->prompt_ids.empty()) throw kvs::Error("--token-ids: no ids given");
-    }
-    else req->prompt_text = *prompt;
+    } else if (p->count())
+      req->prompt_text = *prompt;
     const auto out = kvs::search::generate_text(*req);
     if (*json) {
-      nlohmann::json j{{"prompt_ids", out.prompt_ids},
-                       {"generated_ids", out.generated_ids},
-                       {"text", out.text},
-                       {"policy", policy ? kvs::evict::policy_to_json(*policy) : nlohmann::json(nullptr)}};
+      nlohmann::json j{
+          {"prompt_ids", out.prompt_ids},
+          {"generated_ids", out.generated_ids},
+          {"text", out.text},
+          {"question_span", out.question_span
+                                ? nlohmann::json{out.question_span->begin, out.question_span->end}
+                                : nlohmann::json(nullptr)},
+          {"policy", policy ? kvs::evict::policy_to_json(*policy) : nlohmann::json(nullptr)}};
       std::cout << j.dump() << std::endl;
     } else {
       std::cout << out.text << std::endl;

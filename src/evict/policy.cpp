@@ -23,6 +23,9 @@ const EnumName<Pooling> kPoolings[] = {{Pooling::Max, "max"}, {Pooling::Avg, "av
 const EnumName<Granularity> kGranularities[] = {{Granularity::QueryHead, "query_head"},
                                                 {Granularity::KvHead, "kv_head"}};
 const EnumName<GroupReduce> kGroupReduces[] = {{GroupReduce::Mean, "mean"}, {GroupReduce::Max, "max"}};
+const EnumName<Observe> kObserves[] = {{Observe::PromptEnd, "prompt_end"},
+                                       {Observe::Question, "question"},
+                                       {Observe::Context, "context"}};
 
 }  // namespace
 
@@ -30,6 +33,7 @@ const char* selector_kind_name(SelectorKind kind) { return enum_name(kind, kSele
 const char* pooling_name(Pooling pooling) { return enum_name(pooling, kPoolings); }
 const char* granularity_name(Granularity granularity) { return enum_name(granularity, kGranularities); }
 const char* group_reduce_name(GroupReduce reduce) { return enum_name(reduce, kGroupReduces); }
+const char* observe_name(Observe observe) { return enum_name(observe, kObserves); }
 
 std::string Policy::method_name() const {
   if (is_scoring()) return method;
@@ -73,6 +77,10 @@ void validate_scoring(const Policy& p, const std::string& where) {
   if (info.wrapper) {
     if (!p.base) throw error_at(where + ".base", info.name + " wraps a base policy: none given");
     p.base->validate(where + ".base");
+    if (p.base->observe != Observe::PromptEnd) {
+      throw error_at(where + ".base.observe",
+                     "set the protocol on the wrapper: its base observes as it does");
+    }
     if (p.base->is_scoring() ? p.base->base != nullptr : p.base->kind != SelectorKind::TopK) {
       throw error_at(where + ".base",
                      p.base->method_name() + " has no scores of its own to rescore (" +
@@ -139,7 +147,7 @@ bool Policy::operator==(const Policy& o) const {
          budget.beta == o.budget.beta && budget.redistribute == o.budget.redistribute &&
          kernel == o.kernel && pooling == o.pooling && granularity == o.granularity &&
          group_reduce == o.group_reduce && terms == o.terms && lambda1 == o.lambda1 &&
-         lambda2 == o.lambda2 && candidate_factor == o.candidate_factor;
+         lambda2 == o.lambda2 && candidate_factor == o.candidate_factor && observe == o.observe;
 }
 
 Policy snapkv_policy(int64_t budget) {
@@ -228,30 +236,39 @@ json policy_to_json(const Policy& p) {
         out[param.name] = v;
     }
     if (p.base) out["base"] = policy_to_json(*p.base);
+    if (p.observe != Observe::PromptEnd) out["observe"] = observe_name(p.observe);
     return out;
   }
-  return json{
-      {"name", p.name},
-      {"kind", selector_kind_name(p.kind)},
-      {"budget", p.budget.budget},
-      {"window", p.budget.window},
-      {"schedule", schedule_name(p.budget.schedule)},
-      {"beta", p.budget.beta},
-      {"redistribute", p.budget.redistribute},
-      {"kernel", p.kernel},
-      {"pooling", pooling_name(p.pooling)},
-      {"granularity", granularity_name(p.granularity)},
-      {"group_reduce", group_reduce_name(p.group_reduce)},
-      {"terms",
-       {{"mean", p.terms.mean}, {"dispersion", p.terms.dispersion}, {"corr", p.terms.corr}}},
-      {"lambda1", profile_to_json(p.lambda1)},
-      {"lambda2", profile_to_json(p.lambda2)},
-      {"candidate_factor", p.candidate_factor}};
+  json out{{"name", p.name},
+           {"kind", selector_kind_name(p.kind)},
+           {"budget", p.budget.budget},
+           {"window", p.budget.window},
+           {"schedule", schedule_name(p.budget.schedule)},
+           {"beta", p.budget.beta},
+           {"redistribute", p.budget.redistribute},
+           {"kernel", p.kernel},
+           {"pooling", pooling_name(p.pooling)},
+           {"granularity", granularity_name(p.granularity)},
+           {"group_reduce", group_reduce_name(p.group_reduce)},
+           {"terms",
+            {{"mean", p.terms.mean}, {"dispersion", p.terms.dispersion}, {"corr", p.terms.corr}}},
+           {"lambda1", profile_to_json(p.lambda1)},
+           {"lambda2", profile_to_json(p.lambda2)},
+           {"candidate_factor", p.candidate_factor}};
+  // The default protocol is left out, so that every recorded policy keeps its exact JSON.
+  if (p.observe != Observe::PromptEnd) out["observe"] = observe_name(p.observe);
+  return out;
 }
 
 namespace {
 
 Policy legacy_policy_from_json(const json& value, const std::string& where);
+
+Observe read_observe(JsonFields& r) {
+  if (!r.find("observe")) return Observe::PromptEnd;
+  return parse_enum(r.text("observe", "", true), r.at("observe"), "observation protocol",
+                    kObserves);
+}
 
 // The method dialect: {"method": NAME, "budget": B, ...the method's parameters}.
 Policy method_policy_from_json(const json& value, const std::string& where) {
@@ -304,6 +321,7 @@ Policy method_policy_from_json(const json& value, const std::string& where) {
         p.params[param.name] = r.number(field, fallback);
     }
   }
+  p.observe = read_observe(r);
   if (info.wrapper && r.has("base")) {
     json base = *r.object("base");
     if (base.is_object() && !base.contains("budget")) base["budget"] = p.budget.budget;
@@ -350,6 +368,7 @@ Policy legacy_policy_from_json(const json& value, const std::string& where) {
   if (const json* l1 = r.find("lambda1")) p.lambda1 = profile_from_json(*l1, r.at("lambda1"));
   if (const json* l2 = r.find("lambda2")) p.lambda2 = profile_from_json(*l2, r.at("lambda2"));
   p.candidate_factor = r.integer("candidate_factor", p.candidate_factor);
+  p.observe = read_observe(r);
   r.check_all_read();
   p.validate(where);
   return p;

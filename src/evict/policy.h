@@ -20,6 +20,8 @@
 //    "granularity": "kv_head"}
 // A wrapper takes its base policy as "base" (its budget, when given, must equal the wrapper's):
 //   {"method": "criticalkv", "budget": 128, "base": {"method": "snapkv", "window": 64, ...}}
+// Either dialect takes "observe": "prompt_end" (the default, never written) | "question" |
+// "context", the observation protocol (Observe below); a wrapper's base takes none of its own.
 // snapkv, pyramidkv and diverse (the paper's score) are the fields above under another name:
 // they read and write as kind/schedule policies, so recorded policies keep their JSON.
 #pragma once
@@ -45,6 +47,14 @@ enum class Pooling { Max, Avg, None };  // along the token axis, kernel `kernel`
 // cache holds the KV heads.
 enum class Granularity { QueryHead, KvHead };
 enum class GroupReduce { Mean, Max };
+// The observation protocol (docs/methods.md, "Observation protocols"): which query rows observe
+// and what is compressed. prompt_end (the default; omitted from the JSON): the whole prompt, its
+// last W rows observing. question: the prompt through the question's last token, the question's
+// last W rows observing; the chat suffix and answer prefix then follow uncompressed. context
+// (kvpress's default): the context alone (everything before the question), its last W rows
+// observing; the question, chat suffix and answer prefix then follow uncompressed, positions
+// continuing. question and context need the prompt's question span (a data record's, questions.h).
+enum class Observe { PromptEnd, Question, Context };
 
 // The score-term switches of the ablations (docs/reference.md §1, Table 3).
 //   s = [mean] mu + [dispersion] lambda1 * sigma;   greedy objective s~ + [corr] lambda2 * corr
@@ -79,6 +89,7 @@ struct Policy {
   Profile lambda1 = Profile::global(0.0);
   Profile lambda2 = Profile::global(0.0);
   int64_t candidate_factor = 4;  // greedy candidates: top min(n - W, factor * B_sel)
+  Observe observe = Observe::PromptEnd;  // JSON "observe", either dialect; a wrapper's decides
 
   bool is_scoring() const { return !method.empty(); }
   // The registry name: `method`, else snapkv / pyramidkv (top-k, by schedule) or diverse (greedy).
@@ -121,5 +132,6 @@ const char* selector_kind_name(SelectorKind kind);      // "topk" | "greedy"
 const char* pooling_name(Pooling pooling);              // "max" | "avg" | "none"
 const char* granularity_name(Granularity granularity);  // "query_head" | "kv_head"
 const char* group_reduce_name(GroupReduce reduce);      // "mean" | "max"
+const char* observe_name(Observe observe);              // "prompt_end" | "question" | "context"
 
 }  // namespace kvs::evict

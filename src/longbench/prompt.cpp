@@ -1,5 +1,7 @@
 #include "longbench/prompt.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "longbench/format.h"
 
@@ -47,6 +49,46 @@ std::vector<int32_t> prompt_ids(const tokenizer::Tokenizer& tok, const std::stri
   return ids;
 }
 
+namespace {
+
+size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return i;
+}
+
+}  // namespace
+
+std::optional<TokenSpan> question_span(const tokenizer::Tokenizer& tok, const std::string& text,
+                                       tokenizer::ChatTemplate chat_template,
+                                       const std::string& answer_prefix,
+                                       const std::string& question,
+                                       const std::vector<int32_t>& ids) {
+  if (question.empty()) return std::nullopt;
+  const size_t qb = text.rfind(question);
+  if (qb == std::string::npos) return std::nullopt;
+  const size_t qe = qb + question.size();
+  tokenizer::TextPiece piece = tokenizer::user_text_piece(chat_template);
+  // Without a wrapper the answer prefix is encoded with the text (prompt_ids).
+  if (chat_template == tokenizer::ChatTemplate::None) piece.after += answer_prefix;
+  const std::vector<int32_t> whole = tok.encode(piece.before + text + piece.after);
+  // The piece's place in ids: after the template's opening tokens (a few), the first match.
+  size_t at = 0;
+  while (at + whole.size() <= ids.size() &&
+         !std::equal(whole.begin(), whole.end(), ids.begin() + static_cast<std::ptrdiff_t>(at)))
+    ++at;
+  if (at + whole.size() > ids.size())
+    throw Error("question span: the prompt's text is not one piece of its ids (chat template " +
+                tokenizer::chat_template_name(chat_template) + ")");
+  const std::vector<int32_t> head = tok.encode(piece.before + text.substr(0, qb));
+  const std::vector<int32_t> upto = tok.encode(piece.before + text.substr(0, qe));
+  const size_t begin = common_prefix(head, whole);
+  size_t end = common_prefix(upto, whole);
+  if (end < upto.size())
+    end = std::min(end + 1, whole.size());  // the token holding its last character
+  return TokenSpan{static_cast<int64_t>(at + begin), static_cast<int64_t>(at + end)};
+}
+
 Prompt build_prompt(const tokenizer::Tokenizer& tok, const Config& config,
                     const std::string& dataset, const Record& record,
                     const PromptOptions& options) {
@@ -61,6 +103,9 @@ Prompt build_prompt(const tokenizer::Tokenizer& tok, const Config& config,
                         ? options.chat_template
                         : tokenizer::ChatTemplate::None;
   prompt.ids = prompt_ids(tok, text, chat, record.answer_prefix);
+  if (options.question_span)
+    prompt.question =
+        question_span(tok, text, chat, record.answer_prefix, record.input, prompt.ids);
   prompt.text = text;
   return prompt;
 }

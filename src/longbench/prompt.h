@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,13 @@ struct PromptOptions {
   int64_t max_length = kMistralMaxLength;
   // None for Mistral by default, as the reference implementation runs it.
   tokenizer::ChatTemplate chat_template = tokenizer::ChatTemplate::None;
+  bool question_span = false;  // also locate the question's tokens (Prompt::question)
+};
+
+// Token positions [begin, end) of a prompt's ids.
+struct TokenSpan {
+  int64_t begin = 0, end = 0;
+  bool operator==(const TokenSpan& o) const { return begin == o.begin && end == o.end; }
 };
 
 struct Prompt {
@@ -40,6 +48,9 @@ struct Prompt {
   std::vector<int32_t> ids;
   bool truncated = false;
   size_t untruncated_length = 0;  // tokens (with BOS) before truncation
+  // The record's question (`input`) in `ids`, with PromptOptions::question_span: unset where the
+  // input is empty or did not survive truncation. See question_span().
+  std::optional<TokenSpan> question;
 };
 
 // The record's fields a template may use: context, input, dataset, language, _id, length.
@@ -62,6 +73,18 @@ bool applies_chat_template(const std::string& dataset, tokenizer::ChatTemplate c
 std::vector<int32_t> prompt_ids(const tokenizer::Tokenizer& tok, const std::string& text,
                                 tokenizer::ChatTemplate chat_template,
                                 const std::string& answer_prefix);
+
+// Where `question` (its last occurrence in `text`) lies in ids = prompt_ids(tok, text, chat,
+// answer_prefix), found without changing how the prompt is tokenized: the piece that holds the
+// text (tokenizer::user_text_piece) is located in `ids`, and each end of the question is the
+// longest common prefix of that piece's ids with the ids of the piece cut at that character.
+// Exact wherever the question starts and ends on token boundaries; a token that straddles a
+// boundary counts as the question's. Unset where the question is empty or not in the text.
+std::optional<TokenSpan> question_span(const tokenizer::Tokenizer& tok, const std::string& text,
+                                       tokenizer::ChatTemplate chat_template,
+                                       const std::string& answer_prefix,
+                                       const std::string& question,
+                                       const std::vector<int32_t>& ids);
 
 // Steps 1-4 for one record.
 Prompt build_prompt(const tokenizer::Tokenizer& tok, const Config& config,

@@ -15,6 +15,7 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
   decode.greedy.min_new_tokens = gen.min_new_tokens;
   decode.greedy.stop_ids.insert(gen.stop_ids.begin(), gen.stop_ids.end());
   decode.full_cache = options.full_cache;
+  decode.question = q.question_span;
   PolicyDecodes decodes = decode_with_policies(model_, q.prompt_ids, policies, decode);
 
   QuestionOutcome outcome;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/strfmt.h"
 #include "core/timer.h"
 #include "evict/compressed_cache.h"
 #include "model/transformer.h"
@@ -15,7 +16,7 @@ namespace kvs::search {
 
 namespace {
 
-// Policies that share one decode batch: the same granularity (cache heads) and window.
+// Policies that share one decode batch: the same granularity (cache heads), window and anchor.
 struct LayoutGroup {
   std::vector<size_t> members;  // indices into the caller's policy list
   std::unique_ptr<evict::CompressingObserver> observer;
@@ -25,16 +26,18 @@ struct LayoutGroup {
 // each layout's observer receives the last rows of it that its own window asks for.
 class LayoutGroups final : public model::PrefillObserver {
  public:
-  LayoutGroups(const std::vector<evict::Policy>& policies, int64_t num_layers, int64_t decode_capacity) {
+  // members: the indices into `policies` that share this prefill.
+  LayoutGroups(const std::vector<evict::Policy>& policies, const std::vector<size_t>& members,
+               int64_t num_layers, int64_t decode_capacity) {
     std::map<std::pair<int, int64_t>, std::vector<size_t>> by_layout;
-    for (size_t i = 0; i < policies.size(); ++i)
+    for (size_t i : members)
       by_layout[{static_cast<int>(policies[i].granularity), policies[i].observation_window()}]
           .push_back(i);
-    for (auto& [layout, members] : by_layout) {
+    for (auto& [layout, group] : by_layout) {
       std::vector<evict::Policy> batch;
-      for (size_t i : members) batch.push_back(policies[i]);
+      for (size_t i : group) batch.push_back(policies[i]);
       groups_.push_back(LayoutGroup{
-          members, std::make_unique<evict::CompressingObserver>(batch, num_layers, decode_capacity)});
+          group, std::make_unique<evict::CompressingObserver>(batch, num_layers, decode_capacity)});
       window_ = std::max(window_, groups_.back().observer->window());
       signals_ |= groups_.back().observer->signals();
     }
@@ -64,6 +67,35 @@ class LayoutGroups final : public model::PrefillObserver {
 
 }  // namespace
 
+namespace {
+
+// The protocols' needs, checked before any prefill: a question span inside the prompt, and for
+// the context protocol a context of at least one token before it.
+void check_protocols(const std::vector<evict::Policy>& policies, size_t n,
+                     const std::optional<longbench::TokenSpan>& question) {
+  for (const evict::Policy& p : policies) {
+    if (p.observe == evict::Observe::PromptEnd) continue;
+    const std::string protocol = std::string("\"") + evict::observe_name(p.observe) + "\"";
+    if (!question)
+      throw error_at("policy.observe",
+                     protocol +
+                         " needs the prompt's question span: this prompt has none (give a data "
+                         "record whose input is in its prompt, not prompt text)");
+    const int64_t begin = question->begin, end = question->end, len = static_cast<int64_t>(n);
+    if (begin < 0 || end <= begin || end > len)
+      throw error_at(
+          "policy.observe",
+          strfmt("%s: the question span [%lld, %lld) is empty or outside the %lld-token prompt",
+                 protocol.c_str(), (long long)begin, (long long)end, (long long)len));
+    if (p.observe == evict::Observe::Context && begin == 0)
+      throw error_at(
+          "policy.observe",
+          protocol + ": the question starts the prompt, there is no context to compress");
+  }
+}
+
+}  // namespace
+
 PolicyDecodes decode_with_policies(const model::Transformer& model, const std::vector<int32_t>& prompt_ids,
                                    const std::vector<evict::Policy>& policies,
                                    const PolicyDecodeOptions& options) {
@@ -71,42 +103,76 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
   if (rows == 0) throw Error("decode: no policy given and no full-cache decode asked for");
   if (options.greedy.collect_logits && rows != 1)
     throw Error("decode: logits are collected for one row only, " + std::to_string(rows) + " asked for");
+  check_protocols(policies, prompt_ids.size(), options.question);
   const int64_t capacity = options.greedy.max_new_tokens;
-  LayoutGroups groups(policies, model.config().num_hidden_layers, capacity);
-  model::PrefillOptions prefill;
-  prefill.observer = policies.empty() ? nullptr : &groups;
-  prefill.keep_cache = options.full_cache;
-  prefill.decode_capacity = capacity;
-  prefill.all_logits = options.greedy.collect_logits;
+  const int64_t n = static_cast<int64_t>(prompt_ids.size());
+  const int64_t num_layers = model.config().num_hidden_layers;
+  // Where each protocol ends the compressed part: the prompt's end, the question's end or its
+  // start. One prefill per split point; a question that ends the prompt shares the whole one.
+  std::map<int64_t, std::vector<size_t>> by_split;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    const evict::Observe o = policies[i].observe;
+    by_split[o == evict::Observe::PromptEnd  ? n
+             : o == evict::Observe::Question ? options.question->end
+                                             : options.question->begin]
+        .push_back(i);
+  }
+  if (options.full_cache) by_split[n];  // the full cache comes from the whole prompt's prefill
 
   PolicyDecodes out;
   out.tokens.resize(rows);
   out.kept_positions.resize(policies.size());
-  Timer timer;
-  model::PrefillResult pre = model.prefill(prompt_ids, prefill);
-  out.prefill_seconds = timer.seconds();
-  // The first token of every row comes from the full-attention prefill's last position.
-  const at::Tensor last = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);
-  auto decode = [&](model::DecodeCache& cache) {
-    model::GreedyResult result =
-        model::greedy_decode(model, cache, last.expand({cache.batch, last.size(1)}), options.greedy);
-    if (options.greedy.collect_logits) {
-      out.prompt_logits = pre.logits;
-      out.step_logits = result.step_logits;
-    }
+  auto decode = [&](model::DecodeCache& cache, const at::Tensor& first) {
+    model::GreedyResult result = model::greedy_decode(
+        model, cache, first.expand({cache.batch, first.size(1)}), options.greedy);
+    if (options.greedy.collect_logits) out.step_logits = result.step_logits;
     return result;
   };
-  timer.reset();
-  for (LayoutGroup& g : groups.groups()) {
-    model::DecodeCache cache = g.observer->take_cache();
-    model::GreedyResult result = decode(cache);
-    for (size_t r = 0; r < g.members.size(); ++r) {
-      out.tokens[g.members[r]] = std::move(result.tokens[r]);
-      out.kept_positions[g.members[r]] = g.observer->kept_positions(r);
+  Timer timer;
+  for (auto& [split, members] : by_split) {
+    const int64_t rest = n - split;  // fed uncompressed after the compressed prefill
+    LayoutGroups groups(policies, members, num_layers, capacity + rest);
+    model::PrefillOptions prefill;
+    prefill.observer = members.empty() ? nullptr : &groups;
+    prefill.keep_cache = options.full_cache && split == n;
+    prefill.decode_capacity = capacity;
+    prefill.all_logits = options.greedy.collect_logits;
+    const std::vector<int32_t> head(prompt_ids.begin(), prompt_ids.begin() + split);
+    timer.reset();
+    model::PrefillResult pre = model.prefill(head, prefill);
+    out.prefill_seconds += timer.seconds();
+    if (options.greedy.collect_logits) out.prompt_logits = pre.logits;
+    const at::Tensor rest_ids =
+        at::tensor(std::vector<int64_t>(prompt_ids.begin() + split, prompt_ids.end()), at::kLong)
+            .view({1, rest});
+    for (LayoutGroup& g : groups.groups()) {
+      model::DecodeCache cache = g.observer->take_cache();
+      // Without a rest, every row's first token comes from the full-attention prefill's last
+      // position; with one, from each row's own extension (the rows' caches differ).
+      at::Tensor first = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);
+      if (rest > 0) {
+        timer.reset();
+        const at::Tensor logits = model.extend(rest_ids.expand({cache.batch, rest}), cache);
+        out.prefill_seconds += timer.seconds();
+        if (options.greedy.collect_logits)
+          out.prompt_logits = at::cat({pre.logits, logits.select(0, 0)});
+        first = logits.select(1, rest - 1);
+      }
+      timer.reset();
+      model::GreedyResult result = decode(cache, first);
+      out.decode_seconds += timer.seconds();
+      for (size_t r = 0; r < g.members.size(); ++r) {
+        out.tokens[g.members[r]] = std::move(result.tokens[r]);
+        out.kept_positions[g.members[r]] = g.observer->kept_positions(r);
+      }
+    }
+    if (prefill.keep_cache) {
+      timer.reset();
+      out.tokens.back() = std::move(
+          decode(pre.cache, pre.logits.narrow(0, pre.logits.size(0) - 1, 1)).tokens.front());
+      out.decode_seconds += timer.seconds();
     }
   }
-  if (options.full_cache) out.tokens.back() = std::move(decode(pre.cache).tokens.front());
-  out.decode_seconds = timer.seconds();
   return out;
 }
 

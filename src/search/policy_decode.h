@@ -1,16 +1,27 @@
 // The one path from a prompt to answers under eviction: prefill once with full attention, build
 // every policy's compressed cache during that prefill (layer by layer, through the runner's one
 // observer seam, model/prefill_observer.h), then greedy-decode all policies as batches, one batch
-// per cache layout (granularity and window), plus the uncompressed cache when asked. The
-// evaluator (search questions) and `kvsearch generate` answer through it.
+// per cache layout (granularity, window and observation anchor), plus the uncompressed cache when
+// asked. The evaluator (search questions) and `kvsearch generate` answer through it.
+//
+// Observation protocols (Policy::observe): one prefill per point where the compressed part of
+// the prompt ends. prompt_end: the whole prompt, observed by its last W rows. question: the prompt
+// through the question's last token, observed by the question's last W rows, then the rest (chat
+// suffix, answer prefix) extends every row uncompressed, positions continuing. context (kvpress's
+// default): the ids before the question, observed by the context's last W rows, then the rest
+// (question, suffix, answer prefix) the same way. Each prefill is causal as it stands: no
+// observer row sees a key after it. The full-cache row always comes from the whole prompt's
+// prefill: without eviction, prefill-then-extend computes the same attention (up to rounding).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "evict/policy.h"
+#include "longbench/prompt.h"
 #include "model/generate.h"
 
 namespace kvs::model {
@@ -22,14 +33,17 @@ namespace kvs::search {
 struct PolicyDecodeOptions {
   model::GreedyOptions greedy;  // collect_logits needs exactly one row (one policy or full cache)
   bool full_cache = false;      // also decode from the uncompressed cache, answered last
+  // The question's tokens in the prompt ids; the question and context protocols need it.
+  std::optional<longbench::TokenSpan> question;
 };
 
 struct PolicyDecodes {
   std::vector<std::vector<int32_t>> tokens;  // per policy in order, then the full cache if asked
-  double prefill_seconds = 0;
+  double prefill_seconds = 0;  // context protocol: its prefill and the extension by the rest
   double decode_seconds = 0;
   // With greedy.collect_logits: every prompt position's logits [n, vocab] and the one row's
-  // decode steps [steps, 1, vocab] (greedy_decode's step_logits), float32.
+  // decode steps [steps, 1, vocab] (greedy_decode's step_logits), float32. Under the context
+  // protocol the rows after the context are the extension's, on the compressed cache.
   at::Tensor prompt_logits;
   at::Tensor step_logits;
   // Per policy in order: per layer, the prompt positions it kept, [cache_heads, k] int64.

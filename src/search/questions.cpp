@@ -21,7 +21,11 @@ QuestionSet build_questions(const tokenizer::Tokenizer& tok, const longbench::Co
     Question q;
     q.record_index = index;
     q.id = r.id;
-    q.prompt_ids = longbench::build_prompt(tok, config, dataset, r, prompt_options).ids;
+    longbench::PromptOptions options = prompt_options;
+    options.question_span = true;  // the ids are unchanged; the span is found beside them
+    longbench::Prompt prompt = longbench::build_prompt(tok, config, dataset, r, options);
+    q.prompt_ids = std::move(prompt.ids);
+    q.question_span = prompt.question;
     q.answers = r.answers;
     if (r.all_classes) q.all_classes = *r.all_classes;
     q.length = r.length;

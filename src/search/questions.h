@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct Question {
   std::vector<std::string> answers;
   std::vector<std::string> all_classes;
   int64_t length = 0;  // words, for LongBench-E buckets
+  // The record's question (`input`) in prompt_ids (longbench::question_span), which the question
+  // and context observation protocols need; unset where the input is empty or was truncated away.
+  std::optional<longbench::TokenSpan> question_span;
 };
 
 struct QuestionSet {

@@ -9,6 +9,7 @@
 #include "evict/selection_io.h"
 #include "model/transformer.h"
 #include "search/policy_decode.h"
+#include "search/questions.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -16,19 +17,39 @@ namespace kvs::search {
 
 TextGenerationResult generate_text(const TextGenerationRequest& request) {
   if (request.policy) request.policy->validate();
+  if (request.policy && request.policy->observe != evict::Observe::PromptEnd &&
+      request.dataset.empty())
+    throw error_at(
+        "policy.observe",
+        std::string("\"") + evict::observe_name(request.policy->observe) +
+            "\" needs the prompt's question span: give a data record (--dataset, --record), "
+            "not prompt text or ids");
   if (!request.dump_kept_path.empty() && !request.policy)
     throw Error("--dump-kept needs a policy: the full cache keeps every position");
   const model::Transformer model = model::Transformer::load(request.model_dir, request.load);
   std::unique_ptr<tokenizer::Tokenizer> tok;
   if (std::filesystem::exists(std::filesystem::path(request.model_dir) / "tokenizer.model") ||
-      request.prompt_ids.empty())
+      request.prompt_ids.empty() || !request.dataset.empty())
     tok = tokenizer::load_tokenizer(request.model_dir);
 
   TextGenerationResult result;
-  result.prompt_ids = request.prompt_ids.empty()
-                          ? tokenizer::build_prompt_ids(*tok, request.prompt_text,
-                                                        tokenizer::resolve_chat_template(request.chat_template, request.model_dir, tokenizer::ChatTemplate::None))
-                          : request.prompt_ids;
+  if (!request.dataset.empty()) {
+    const longbench::Config config = longbench::load_config(request.longbench_dir);
+    const std::vector<longbench::Record> records =
+        longbench::load_dataset(request.longbench_dir, request.dataset);
+    const QuestionSet set =
+        build_questions(*tok, config, request.dataset, records, {request.record},
+                        model_prompt_options(model.config(), 0, "auto", request.model_dir));
+    result.prompt_ids = set.questions.front().prompt_ids;
+    result.question_span = set.questions.front().question_span;
+  } else
+    result.prompt_ids =
+        request.prompt_ids.empty()
+            ? tokenizer::build_prompt_ids(
+                  *tok, request.prompt_text,
+                  tokenizer::resolve_chat_template(request.chat_template, request.model_dir,
+                                                   tokenizer::ChatTemplate::None))
+            : request.prompt_ids;
   const bool dump = !request.dump_logits_path.empty();
   PolicyDecodeOptions options;
   options.greedy.max_new_tokens = request.max_new_tokens;
@@ -36,6 +57,7 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
   if (tok) options.greedy.stop_ids.insert(tok->eos_ids().begin(), tok->eos_ids().end());
   options.greedy.collect_logits = dump;
   options.full_cache = !request.policy;
+  options.question = result.question_span;
   std::vector<evict::Policy> policies;
   if (request.policy) policies.push_back(*request.policy);
   PolicyDecodes out = decode_with_policies(model, result.prompt_ids, policies, options);

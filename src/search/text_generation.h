@@ -10,14 +10,20 @@
 #include <vector>
 
 #include "evict/policy.h"
+#include "longbench/prompt.h"
 #include "model/runtime.h"
 
 namespace kvs::search {
 
 struct TextGenerationRequest {
   std::string model_dir;
-  std::string prompt_text;          // used when prompt_ids is empty
+  std::string prompt_text;          // used when prompt_ids is empty and no record is named
   std::vector<int32_t> prompt_ids;  // raw ids, used as given (no BOS added)
+  // A data record's prompt instead (the search's prompt rules, chat template "auto"), with its
+  // question span, which the question and context observation protocols need.
+  std::string longbench_dir;
+  std::string dataset;  // set: the prompt of record `record` of this dataset
+  size_t record = 0;
   int64_t max_new_tokens = 32;
   std::string chat_template = "none";
   std::string dump_logits_path;         // float32 [prompt + generated - 1, vocab] .npy when set
@@ -28,6 +34,7 @@ struct TextGenerationRequest {
 
 struct TextGenerationResult {
   std::vector<int32_t> prompt_ids;
+  std::optional<longbench::TokenSpan> question_span;  // a record's prompt only
   std::vector<int32_t> generated_ids;  // the stop token included when one was generated
   std::string text;                    // generated text, special tokens skipped
 };

@@ -163,4 +163,16 @@ std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::str
   return ids;
 }
 
+TextPiece user_text_piece(ChatTemplate chat_template) {
+  switch (chat_template) {
+    case ChatTemplate::Mistral:
+      return {"[INST] ", " [/INST]"};
+    case ChatTemplate::ChatML:
+    case ChatTemplate::SmolLM2:
+      return {"user\n", ""};
+    default:
+      return {"", ""};  // None, Llama3: the text alone
+  }
+}
+
 }  // namespace kvs::tokenizer

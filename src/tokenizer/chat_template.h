@@ -46,4 +46,13 @@ ChatTemplate resolve_chat_template(const std::string& name, const std::string& m
 std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::string& user_text,
                                       ChatTemplate chat_template);
 
+// The one piece of build_prompt_ids's output that holds the user text: the ids of
+// tokenizer.encode(before + text + after), encoded on its own between the template's special
+// tokens. `after` is what follows the text inside the piece (none here; the caller appends an
+// answer prefix that shares the piece, see longbench/prompt.h).
+struct TextPiece {
+  std::string before, after;
+};
+TextPiece user_text_piece(ChatTemplate chat_template);
+
 }  // namespace kvs::tokenizer

@@ -56,6 +56,43 @@ TEST(Policy, MissingFieldsTakeTheDocumentedDefaults) {
   EXPECT_FALSE(kvs::evict::policy_from_json(topk).terms.corr);
 }
 
+// The observation protocol is a field of either dialect, written only when not the default, so
+// that every recorded policy keeps its JSON; it is part of the policy's identity.
+TEST(Policy, ObserveIsAFieldLeftOutAtItsDefault) {
+  const Policy snap = kvs::evict::snapkv_policy(64);
+  EXPECT_EQ(snap.observe, kvs::evict::Observe::PromptEnd);
+  EXPECT_FALSE(kvs::evict::policy_to_json(snap).contains("observe"));
+  json j = kvs::evict::policy_to_json(snap);
+  j["observe"] = "context";
+  const Policy context = kvs::evict::policy_from_json(j);
+  EXPECT_EQ(context.observe, kvs::evict::Observe::Context);
+  EXPECT_NE(context, snap);
+  EXPECT_EQ(kvs::evict::policy_to_json(context).at("observe"), "context");
+  EXPECT_EQ(kvs::evict::policy_from_json(json::parse(kvs::evict::policy_to_string(context))),
+            context);
+  const json method = {{"method", "knorm"}, {"budget", 32}, {"observe", "question"}};
+  const Policy knorm = kvs::evict::policy_from_json(method);
+  EXPECT_EQ(knorm.observe, kvs::evict::Observe::Question);
+  EXPECT_EQ(kvs::evict::policy_to_json(knorm), method);
+  json prompt_end = method;
+  prompt_end["observe"] = "prompt_end";
+  EXPECT_FALSE(
+      kvs::evict::policy_to_json(kvs::evict::policy_from_json(prompt_end)).contains("observe"));
+  json snap_method = {{"method", "snapkv"}, {"budget", 64}, {"observe", "context"}};
+  EXPECT_EQ(kvs::evict::policy_from_json(snap_method).observe, kvs::evict::Observe::Context);
+
+  json bad = method;
+  bad["observe"] = "answer";
+  EXPECT_NE(parse_error(bad).find("policy.observe"), std::string::npos) << parse_error(bad);
+  bad["observe"] = 1;
+  EXPECT_NE(parse_error(bad).find("policy.observe"), std::string::npos) << parse_error(bad);
+  const json wrapped = {{"method", "criticalkv"},
+                        {"budget", 64},
+                        {"base", {{"method", "knorm"}, {"observe", "context"}}}};
+  EXPECT_NE(parse_error(wrapped).find("policy.base.observe"), std::string::npos)
+      << parse_error(wrapped);
+}
+
 TEST(Policy, ErrorsNameTheField) {
   const auto expect_error = [](const json& j, const std::string& field) {
     const std::string e = parse_error(j);

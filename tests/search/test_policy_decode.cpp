@@ -1,14 +1,19 @@
 // The one prefill -> compress -> decode path on a random tiny model: a budget above the prompt
 // decodes as the full cache does, compressed rows decode from their own caches, and policies of
 // several cache layouts (granularity, window) on one prefill answer as each would alone.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/scratch_dir.h"
 #include "core/error.h"
+#include "evict/compressed_cache.h"
 #include "evict/policy.h"
+#include "model/generate.h"
 #include "model/presets.h"
 #include "model/transformer.h"
 #include "search/policy_decode.h"
@@ -131,6 +136,158 @@ TEST_F(TinyModel, RefusesNothingToDecodeAndLogitsOfSeveralRows) {
   options.greedy.collect_logits = true;
   const std::vector<Policy> two = {evict::snapkv_policy(16), evict::snapkv_policy(12)};
   EXPECT_THROW(decode_with_policies(model, ids, two, options), Error);
+}
+
+Policy observing(Policy p, evict::Observe observe) {
+  p.observe = observe;
+  return p;
+}
+
+struct HandDecode {
+  std::vector<int32_t> tokens;
+  at::Tensor rest_logits;  // [rest, vocab]: the extension's logits on the compressed cache
+  std::vector<at::Tensor> kept;
+};
+
+// The protocols by hand: prefill ids[0, split) with the policy's observer, take its compressed
+// cache, extend it by ids[split, n), then greedy-decode from the extension's last logits.
+HandDecode by_hand(const model::Transformer& model, const std::vector<int32_t>& ids, Policy policy,
+                   int64_t split, int64_t new_tokens) {
+  policy.observe = evict::Observe::PromptEnd;  // the observer itself knows no protocol
+  const int64_t n = static_cast<int64_t>(ids.size()), rest = n - split;
+  evict::CompressingObserver observer({policy}, model.config().num_hidden_layers,
+                                      new_tokens + rest);
+  model::PrefillOptions prefill;
+  prefill.observer = &observer;
+  prefill.keep_cache = false;
+  model.prefill(std::vector<int32_t>(ids.begin(), ids.begin() + split), prefill);
+  model::DecodeCache cache = observer.take_cache();
+  const at::Tensor rest_ids =
+      at::tensor(std::vector<int64_t>(ids.begin() + split, ids.end()), at::kLong).view({1, rest});
+  const at::Tensor logits = model.extend(rest_ids, cache);
+  model::GreedyOptions greedy;
+  greedy.max_new_tokens = new_tokens;
+  HandDecode out;
+  out.tokens =
+      model::greedy_decode(model, cache, logits.select(1, rest - 1), greedy).tokens.front();
+  out.rest_logits = logits.select(0, 0);
+  out.kept = observer.kept_positions(0);
+  return out;
+}
+
+PolicyDecodes with_question(const model::Transformer& model, const std::vector<int32_t>& ids,
+                            const std::vector<Policy>& policies, longbench::TokenSpan question,
+                            bool logits = false) {
+  PolicyDecodeOptions options;
+  options.greedy.max_new_tokens = 10;
+  options.greedy.collect_logits = logits;
+  options.question = question;
+  return decode_with_policies(model, ids, policies, options);
+}
+
+// kvpress's protocol: the context (ids before the question) alone is prefilled and compressed,
+// the question and what follows extend the compressed cache uncompressed; decode_with_policies
+// equals that done by hand, logits to float tolerance and greedy tokens exactly.
+TEST_F(TinyModel, ContextProtocolEqualsPrefillCompressExtendByHand) {
+  const model::Transformer model = load();
+  const std::vector<int32_t> ids = prompt(150, 104729, 3000);
+  const longbench::TokenSpan question{110, 140};
+  for (const Policy& base :
+       {evict::snapkv_policy(24), kv_head(evict::global_policy(32, 0.2, -0.3))}) {
+    const Policy policy = observing(base, evict::Observe::Context);
+    const PolicyDecodes got = with_question(model, ids, {policy}, question, /*logits=*/true);
+    const HandDecode want = by_hand(model, ids, base, question.begin, 10);
+    EXPECT_EQ(got.tokens.front(), want.tokens) << base.name;
+    ASSERT_EQ(got.prompt_logits.size(0), 151);
+    const at::Tensor rest = got.prompt_logits.narrow(0, question.begin, 151 - question.begin);
+    EXPECT_TRUE(at::allclose(rest, want.rest_logits, 1e-4, 1e-4)) << base.name;
+    // Only the context was compressed: every kept position lies before the question.
+    for (const at::Tensor& layer : got.kept_positions.front())
+      EXPECT_LT(layer.max().item<int64_t>(), question.begin);
+    for (size_t l = 0; l < want.kept.size(); ++l)
+      EXPECT_TRUE(at::equal(got.kept_positions.front()[l], want.kept[l])) << "layer " << l;
+    // And it is another protocol than the whole prompt's: the kept sets differ somewhere.
+    const PolicyDecodes whole = with_question(model, ids, {base}, question);
+    bool differs = false;
+    for (size_t l = 0; l < want.kept.size(); ++l)
+      differs |= !at::equal(whole.kept_positions.front()[l], want.kept[l]);
+    EXPECT_TRUE(differs) << base.name << ": the context protocol kept what the whole prompt's did";
+  }
+}
+
+// The question protocol's observer rows are the W rows that end at the question's last token:
+// its kept sets are those of the default protocol on the prompt ids cut at the question's end,
+// and its answer is that cache extended by the rest.
+TEST_F(TinyModel, QuestionAnchoredRowsEndAtTheQuestionsEnd) {
+  const model::Transformer model = load();
+  const std::vector<int32_t> ids = prompt(150, 104729, 3000);
+  const longbench::TokenSpan question{110, 140};
+  const Policy base = evict::snapkv_policy(24);
+  const PolicyDecodes got =
+      with_question(model, ids, {observing(base, evict::Observe::Question)}, question);
+  const std::vector<int32_t> through_question(ids.begin(), ids.begin() + question.end);
+  const PolicyDecodes cut = with_question(model, through_question, {base}, question);
+  const HandDecode want = by_hand(model, ids, base, question.end, 10);
+  for (size_t l = 0; l < want.kept.size(); ++l) {
+    EXPECT_TRUE(at::equal(got.kept_positions.front()[l], cut.kept_positions.front()[l]))
+        << "layer " << l;
+    EXPECT_LT(got.kept_positions.front()[l].max().item<int64_t>(), question.end);
+  }
+  EXPECT_EQ(got.tokens.front(), want.tokens);
+  // The window is the question's: its last W positions are kept, the prompt's last ones are not.
+  const at::Tensor layer0 = got.kept_positions.front()[0];
+  EXPECT_TRUE((layer0 == question.end - 1).any().item<bool>());
+  EXPECT_FALSE((layer0 == 150).any().item<bool>());
+}
+
+// One call, three protocols: each row answers as its policy does alone.
+TEST_F(TinyModel, MixedProtocolsInOneCallAnswerAsEachAlone) {
+  const model::Transformer model = load();
+  const std::vector<int32_t> ids = prompt(150, 104729, 3000);
+  const longbench::TokenSpan question{110, 140};
+  const std::vector<Policy> policies = {
+      observing(evict::snapkv_policy(20), evict::Observe::Context), evict::snapkv_policy(20),
+      observing(kv_head(evict::global_policy(24, 0.3, -0.4)), evict::Observe::Question),
+      observing(evict::pyramidkv_policy(32), evict::Observe::Context)};
+  PolicyDecodeOptions options;
+  options.greedy.max_new_tokens = 10;
+  options.question = question;
+  options.full_cache = true;
+  const PolicyDecodes rows = decode_with_policies(model, ids, policies, options);
+  ASSERT_EQ(rows.tokens.size(), policies.size() + 1);
+  for (size_t p = 0; p < policies.size(); ++p)
+    EXPECT_EQ(rows.tokens[p], with_question(model, ids, {policies[p]}, question).tokens.front())
+        << "policy " << p;
+  EXPECT_EQ(rows.tokens.back(), generate(model, ids, {}, /*full_cache=*/true).front());
+}
+
+TEST_F(TinyModel, ProtocolsWithoutAQuestionSpanAreRefusedNamingTheField) {
+  const model::Transformer model = load();
+  const std::vector<int32_t> ids = prompt(40, 7919, 2000);
+  const auto error = [&](const Policy& p, std::optional<longbench::TokenSpan> question) {
+    PolicyDecodeOptions options;
+    options.question = question;
+    try {
+      decode_with_policies(model, ids, {p}, options);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const Policy question = observing(evict::snapkv_policy(16), evict::Observe::Question);
+  const Policy context = observing(evict::snapkv_policy(16), evict::Observe::Context);
+  for (const auto& [p, span] : std::vector<std::pair<Policy, std::optional<longbench::TokenSpan>>>{
+           {question, std::nullopt},
+           {context, std::nullopt},
+           {question, longbench::TokenSpan{20, 20}},
+           {context, longbench::TokenSpan{30, 20}},
+           {question, longbench::TokenSpan{20, 60}},
+           {context, longbench::TokenSpan{0, 10}}}) {
+    const std::string e = error(p, span);
+    EXPECT_NE(e.find("policy.observe"), std::string::npos) << "got '" << e << "'";
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  EXPECT_EQ(error(evict::snapkv_policy(16), std::nullopt), "");  // the default needs no span
 }
 
 }  // namespace
