@@ -25,7 +25,7 @@ def main():
              "--seed", "42", "--tasks", "niah_single_1")
         with open(os.path.join(tmp, "data", "niah_single_1_1024.jsonl"), encoding="utf-8") as f:
             record = json.loads(f.readline())
-        question = record["input"].strip()
+        question = record["input"]  # as the template places it, whitespace included
         base = ["generate", "--model", "smollm2-135m", "--longbench", tmp, "--dataset", "niah_single_1_1024",
                 "--record", "0", "--max-new-tokens", "8", "--json"]
         answers = {}
