@@ -433,6 +433,31 @@ TEST(Methods, CriticalKvWeighsTheBaseScoreByTheProjectedValueNorm) {
   EXPECT_EQ(evict::policy_needs(evict::snapkv_policy(64)), uint32_t(evict::kNeedsWindowQueries));
 }
 
+// r_kv's redundancy sums the cosine matrix in blocks of rows (never n x n): at 5,000 keys it takes
+// two blocks, and the scores equal the whole matrix's, written out with ATen.
+TEST(Methods, RKvRedundancyInRowBlocksEqualsTheWholeMatrix) {
+  const int64_t n = 5000, d = 16, window = 8;
+  const Layer l = random_layer(2, 1, n, d, window, 14);
+  const Policy policy = method_policy({{"method", "r_kv"}, {"budget", 64}, {"kernel", 1}});
+  const model::PrefillLayer layer(0, l.keys, l.values, l.queries);
+  const at::Tensor got = evict::method_scores(policy, layer, 4);
+  const at::Tensor unit = l.keys / (l.keys.norm(2, {-1}, true) + 1e-8);
+  at::Tensor c = at::matmul(unit, unit.transpose(1, 2));  // [1, n, n]
+  c.diagonal(0, 1, 2).zero_();
+  const at::Tensor columns = at::arange(n, at::kLong);
+  const at::Tensor last = at::where(c > 0.5, columns, at::zeros_like(columns)).amax(-1);
+  c.scatter_(-1, last.unsqueeze(-1), 0.0);
+  const at::Tensor r = at::softmax(c.mean(at::IntArrayRef{1}), -1).narrow(1, 0, n - window);
+  const at::Tensor logits = at::matmul(l.queries.reshape({1, 2 * window, d}),
+                                       l.keys.narrow(1, 0, n - window).transpose(1, 2)) /
+                            std::sqrt(double(d));
+  const at::Tensor a = at::softmax(std::get<0>(logits.view({1, 2, window, n - window}).max(1)), -1)
+                           .mean(at::IntArrayRef{1});
+  const at::Tensor want = 0.07 * a - 0.93 * r;
+  EXPECT_LE((got.narrow(1, 0, n - window) - want).abs().max().item<double>(), 1e-8);
+  EXPECT_TRUE(std::isinf(got[0][n - 1].item<float>()));
+}
+
 TEST(Methods, AWrapperRoundTripsWithItsBase) {
   const json j = {{"method", "criticalkv"},
                   {"budget", 128},

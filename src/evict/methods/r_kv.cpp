@@ -12,6 +12,7 @@
 // The W window positions are always kept: B = the top B - W of the prefix + the window.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -35,17 +36,28 @@ at::Tensor importance(const at::Tensor& queries, const at::Tensor& keys, int64_t
   return at::max_pool1d(mean.unsqueeze(0), {kernel}, {1}, {kernel / 2}).squeeze(0);
 }
 
-// [kv_heads, n]: the redundancy of every key.
+// Rows of the cosine matrix computed at a time: [kv_heads, rows, n] floats within 64 MiB, so the
+// n x n matrix (7.8 GB per layer at 15.6k tokens) is never held.
+constexpr int64_t kRedundancyBytes = int64_t{64} << 20;
+
+// [kv_heads, n]: the redundancy of every key, its column means accumulated over blocks of rows
+// (every rule above is row-local).
 at::Tensor redundancy(const at::Tensor& keys, double threshold) {
-  const int64_t n = keys.size(1);
+  const int64_t kv_heads = keys.size(0), n = keys.size(1);
   const at::Tensor unit = keys / (keys.norm(2, {-1}, true) + 1e-8);
-  at::Tensor c = at::matmul(unit, unit.transpose(1, 2));  // [kv_heads, n, n]
-  c.diagonal(0, 1, 2).zero_();
-  // Per row, the last column above the threshold (0 where none is): its entry is zeroed.
+  const int64_t block = std::max<int64_t>(1, kRedundancyBytes / (4 * kv_heads * n));
   const at::Tensor columns = at::arange(n, keys.options().dtype(at::kLong));
-  const at::Tensor last = at::where(c > threshold, columns, at::zeros_like(columns)).amax(-1);
-  c.scatter_(-1, last.unsqueeze(-1), 0.0);
-  return at::softmax(c.mean(at::IntArrayRef{1}), -1);  // column means, over all n
+  at::Tensor sums = at::zeros({kv_heads, n}, keys.options());
+  for (int64_t r0 = 0; r0 < n; r0 += block) {
+    const int64_t rows = std::min(block, n - r0);
+    at::Tensor c = at::matmul(unit.narrow(1, r0, rows), unit.transpose(1, 2));  // [kv, rows, n]
+    c.diagonal(r0, 1, 2).zero_();  // row r0 + j, column r0 + j
+    // Per row, the last column above the threshold (0 where none is): its entry is zeroed.
+    const at::Tensor last = at::where(c > threshold, columns, at::zeros_like(columns)).amax(-1);
+    c.scatter_(-1, last.unsqueeze(-1), 0.0);
+    sums.add_(c.sum(1));
+  }
+  return at::softmax(sums / double(n), -1);  // column means, over all n
 }
 
 class RKv final : public Method {
