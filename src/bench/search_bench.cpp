@@ -43,14 +43,8 @@ SearchBenchResult bench_search(const SearchBenchOptions& o) {
   std::vector<evict::Policy> policies;
   if (o.methods) {
     for (const evict::Method* m : evict::registered_methods()) {
-      nlohmann::json policy{{"method", m->info().name}, {"budget", o.budget}};
-      if (m->info().wrapper)  // over SnapKV as kvpress sets it (kvpress's critical_snapkv)
-        policy["base"] = {{"method", "snapkv"},
-                          {"window", 64},
-                          {"kernel", 5},
-                          {"pooling", "avg"},
-                          {"granularity", "kv_head"}};
-      policies.push_back(evict::policy_from_json(policy, m->info().name));
+      policies.push_back(
+          evict::policy_from_json(evict::default_policy_json(m->info(), o.budget), m->info().name));
     }
   } else {
     for (int k = 0; k < o.policies; ++k) {

@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -18,8 +19,10 @@
 #include "core/timer.h"
 #include "evict/compressed_cache.h"
 #include "evict/layer_selection.h"
+#include "evict/method.h"
 #include "evict/policy.h"
 #include "evict/window_stats.h"
+#include "model/attention.h"
 
 namespace kvs::bench {
 
@@ -67,9 +70,20 @@ BenchPolicies bench_policies(const SelectBenchOptions& options) {
 }
 
 // One layer's tensors, reused for every layer: the budgets and coefficients still vary by layer.
+// all_queries (every position's, for the attention column sums), pre_rope_queries and
+// output_projection only where the --method needs them.
 struct BenchTensors {
   at::Tensor queries, keys, values;
+  at::Tensor all_queries, pre_rope_queries, output_projection, rope_inv_freq;
 };
+
+// --method's policy at its defaults (a wrapper over kvpress's SnapKV), or none.
+std::optional<Policy> method_policy(const SelectBenchOptions& options) {
+  if (options.method.empty()) return std::nullopt;
+  return policy_from_json(
+      default_policy_json(find_method(options.method, "--method").info(), options.budget),
+      "--method");
+}
 
 BenchTensors bench_tensors(const SelectBenchOptions& options, const at::Device& device) {
   auto generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
@@ -80,7 +94,35 @@ BenchTensors bench_tensors(const SelectBenchOptions& options, const at::Device& 
   t.queries = randn({options.heads, options.window, options.head_dim});
   t.keys = randn({options.kv_heads, options.tokens, options.head_dim});
   t.values = randn({options.kv_heads, options.tokens, options.head_dim});
+  const std::optional<Policy> method = method_policy(options);
+  const uint32_t needs = method ? policy_needs(*method) : 0u;
+  if (method && method->observation_window() > options.window)  // the method's own window
+    t.queries = randn({options.heads, method->observation_window(), options.head_dim});
+  if (needs & kNeedsColumnSums)
+    t.all_queries = randn({options.heads, options.tokens, options.head_dim});
+  if (needs & kNeedsPreRopeQueries) {
+    t.pre_rope_queries = randn({options.heads, options.tokens, options.head_dim});
+    t.rope_inv_freq =
+        at::pow(1e4, -at::arange(0, options.head_dim, 2, at::kFloat) / double(options.head_dim))
+            .to(device);
+  }
+  if (needs & kNeedsOutputProjection) {  // hidden = heads x head_dim, as Mistral's and SmolLM2's
+    const int64_t hidden = options.heads * options.head_dim;
+    t.output_projection = randn({hidden, hidden}) / std::sqrt(double(hidden));
+  }
   return t;
+}
+
+// One layer as the prefill shows it; the column sums are computed here (the method's extra
+// sweep over the keys is part of its cost), the other signals are the prefill's by-products.
+void observe_layer(CompressingObserver& observer, const BenchTensors& t, int64_t layer) {
+  model::PrefillLayer seen(layer, t.keys, t.values, t.queries);
+  if (observer.signals() & model::kSignalColumnSums)
+    seen.column_sums = model::prefill_attention_column_sums(t.all_queries, t.keys, {});
+  seen.pre_rope_queries = t.pre_rope_queries;
+  seen.rope_inv_freq = t.rope_inv_freq;
+  seen.output_projection = t.output_projection;
+  observer.on_layer(seen);
 }
 
 }  // namespace
@@ -95,6 +137,9 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
   const int64_t L = options.layers;
   const LayerBudgets budgets = layer_budgets(baseline.budget, options.tokens, L);
   const int64_t group_rows = options.heads / options.kv_heads * options.window;
+  // The last W rows (the queries hold the --method's own window where it is wider).
+  const at::Tensor window_rows =
+      t.queries.narrow(1, t.queries.size(1) - options.window, options.window);
 
   // Two policies' complete steps, layer by layer in alternating order: a drift in the machine's
   // load lasts longer than one layer's step and so weighs on both (the ratio's spread between runs
@@ -107,7 +152,7 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
       const auto step = [&](CompressingObserver& observer) {
         return time_ms(device, [&] {
           if (l < L)
-            observer.on_layer(model::PrefillLayer{l, t.keys, t.values, t.queries});
+            observe_layer(observer, t, l);
           else
             observer.take_cache();
         });
@@ -129,13 +174,9 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
   };
 
   // --method: that method's policy and SnapKV's on uniform budgets, at the same budget and window.
-  std::optional<Policy> method;
+  const std::optional<Policy> method = method_policy(options);
   Policy snapkv = snapkv_policy(options.budget);
   snapkv.budget.window = options.window;
-  if (!options.method.empty()) {
-    method = policy_from_json(
-        nlohmann::json{{"method", options.method}, {"budget", options.budget}}, "--method");
-  }
 
   SelectBenchResult r;
   r.options = options;
@@ -152,7 +193,7 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
     // One layer's statistics alive at a time, as in the observer: each layer's replace the last.
     WindowStats stats;
     stats_ms.push_back(time_ms(device, [&] {
-      for (int64_t l = 0; l < L; ++l) stats = compute_window_stats(t.queries, t.keys);
+      for (int64_t l = 0; l < L; ++l) stats = compute_window_stats(window_rows, t.keys);
     }));
     topk_ms.push_back(time_ms(device, [&] { select_all(stats, baseline); }));
     greedy_ms.push_back(time_ms(device, [&] { select_all(stats, diverse); }));

@@ -84,6 +84,18 @@ MethodParams default_params(const MethodInfo& info) {
   return params;
 }
 
+nlohmann::json default_policy_json(const MethodInfo& info, int64_t budget) {
+  nlohmann::json policy{{"method", info.name}, {"budget", budget}};
+  if (info.wrapper) {
+    policy["base"] = {{"method", "snapkv"},
+                      {"window", 64},
+                      {"kernel", 5},
+                      {"pooling", "avg"},
+                      {"granularity", "kv_head"}};
+  }
+  return policy;
+}
+
 uint32_t policy_needs(const Policy& policy) {
   if (!policy.is_scoring()) return kNeedsWindowQueries;
   const uint32_t own = find_method(policy.method, "method").info().needs;

@@ -113,6 +113,10 @@ const Method& find_method(const std::string& name, const std::string& where);
 // The parameters with their defaults.
 MethodParams default_params(const MethodInfo& info);
 
+// A method's policy at its defaults and budget B, as the benches run every method: a wrapper over
+// SnapKV as kvpress sets it (window 64, avg-pool 5, kv_head: kvpress's critical_snapkv).
+nlohmann::json default_policy_json(const MethodInfo& info, int64_t budget);
+
 // What a policy reads from the prefill (Needs flags): its method's needs, a wrapper's with its
 // base's; the window-statistics methods read the window's query rows.
 uint32_t policy_needs(const Policy& policy);

@@ -3,12 +3,15 @@
 #include <ATen/Context.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "evict/greedy_select.h"
 #include "evict/layer_selection.h"
+#include "evict/method.h"
 #include "evict/policy.h"
 #include "evict/window_stats.h"
+#include "model/attention.h"
 
 namespace {
 
@@ -50,6 +53,50 @@ TEST(KernelsGpu, GreedyAdmissionMatchesTheCpuLoopExactly) {
     const at::Tensor gpu = kvs::evict::admit_greedy(keys.cuda(), scores.cuda(), candidates.cuda(),
                                                     counts.cuda(), lambda2.cuda());
     EXPECT_TRUE(at::equal(gpu.cpu(), cpu)) << "lambda2 " << l2;
+  }
+}
+
+// Every registered method scores a layer on the GPU as on the CPU (ATen operations on the cache's
+// device), with every prefill signal given; the attention column sums too.
+TEST(KernelsGpu, EveryMethodScoresAsOnTheCpu) {
+  REQUIRE_GPU();
+  at::manual_seed(23);
+  const int64_t heads = 8, kv_heads = 2, n = 700, d = 64, window = 64;
+  const at::Tensor q = at::randn({heads, n, d}) * 0.5, k = at::randn({kv_heads, n, d}) * 0.5;
+  const at::Tensor v = at::randn({kv_heads, n, d}), pre = at::randn({heads, n, d});
+  const at::Tensor o_proj = at::randn({heads * d, heads * d}) / 16.0;
+  const at::Tensor inv_freq = at::pow(1e4, -at::arange(0, d, 2, at::kFloat) / double(d));
+  const at::Tensor sums = kvs::model::prefill_attention_column_sums(q, k, {});
+  const at::Tensor sums_gpu = kvs::model::prefill_attention_column_sums(q.cuda(), k.cuda(), {});
+  EXPECT_TRUE(at::allclose(sums_gpu.cpu(), sums, 1e-4, 1e-5));
+  const at::Tensor rows = q.narrow(1, n - window, window);
+  const auto layer_on = [&](const at::Device& device, const at::Tensor& keys,
+                            const at::Tensor& values, const at::Tensor& queries) {
+    kvs::model::PrefillLayer layer(3, keys, values, queries);
+    layer.column_sums = sums.to(device);
+    layer.pre_rope_queries = pre.to(device);
+    layer.rope_inv_freq = inv_freq.to(device);
+    layer.output_projection = o_proj.to(device);
+    return layer;
+  };
+  const at::Tensor kg = k.cuda(), vg = v.cuda(), rg = rows.cuda();
+  const kvs::model::PrefillLayer cpu_layer = layer_on(at::kCPU, k, v, rows);
+  const kvs::model::PrefillLayer gpu_layer = layer_on(at::kCUDA, kg, vg, rg);
+  for (const kvs::evict::Method* m : kvs::evict::registered_methods()) {
+    if (m->info().window_statistics) continue;  // LayerSelectionMatchesTheCpu and the kernels
+    const kvs::evict::Policy policy = kvs::evict::policy_from_json(
+        kvs::evict::default_policy_json(m->info(), 128), m->info().name);
+    const at::Tensor cpu = kvs::evict::method_scores(policy, cpu_layer, 32);
+    const at::Tensor gpu = kvs::evict::method_scores(policy, gpu_layer, 32).cpu();
+    ASSERT_EQ(cpu.sizes(), gpu.sizes()) << m->info().name;
+    const at::Tensor finite = at::isfinite(cpu);
+    EXPECT_TRUE(at::equal(finite, at::isfinite(gpu))) << m->info().name;
+    const double scale = cpu.masked_select(finite).abs().max().item<double>();
+    EXPECT_LE((cpu - gpu).masked_select(finite).abs().max().item<double>(), 1e-4 * scale)
+        << m->info().name;
+    EXPECT_TRUE(at::equal(kvs::evict::select_layer(cpu_layer, {policy}, 32).front(),
+                          kvs::evict::select_layer(gpu_layer, {policy}, 32).front().cpu()))
+        << m->info().name << ": kept sets (ties aside, random scores have none)";
   }
 }
 
