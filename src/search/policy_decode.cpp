@@ -82,6 +82,7 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
   PolicyDecodes out;
   out.tokens.resize(rows);
   out.kept_positions.resize(policies.size());
+  out.footprints.resize(policies.size());
   Timer timer;
   model::PrefillResult pre = model.prefill(prompt_ids, prefill);
   out.prefill_seconds = timer.seconds();
@@ -103,6 +104,7 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
     for (size_t r = 0; r < g.members.size(); ++r) {
       out.tokens[g.members[r]] = std::move(result.tokens[r]);
       out.kept_positions[g.members[r]] = g.observer->kept_positions(r);
+      out.footprints[g.members[r]] = g.observer->footprints()[r];
     }
   }
   if (options.full_cache) out.tokens.back() = std::move(decode(pre.cache).tokens.front());

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "evict/compressed_cache.h"
 #include "evict/policy.h"
 #include "model/generate.h"
 
@@ -32,8 +33,12 @@ struct PolicyDecodes {
   // decode steps [steps, 1, vocab] (greedy_decode's step_logits), float32.
   at::Tensor prompt_logits;
   at::Tensor step_logits;
-  // Per policy in order: per layer, the prompt positions it kept, [cache_heads, k] int64.
+  // Per policy in order: per layer, the prompt positions it kept, [cache_heads, k] int64 (ragged
+  // heads left-padded with -1).
   std::vector<std::vector<at::Tensor>> kept_positions;
+  // Per policy in order: the entries it kept and the bytes its cache row holds for the prompt,
+  // beside the uniform layout's at the same mean budget (compressed_cache.h).
+  std::vector<evict::CompressingObserver::Footprint> footprints;
 };
 
 PolicyDecodes decode_with_policies(const model::Transformer& model, const std::vector<int32_t>& prompt_ids,
