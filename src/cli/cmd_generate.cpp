@@ -55,7 +55,10 @@ void setup_generate(CLI::App& parent) {
   auto* l1 = cmd->add_option("--lambda1", *lambda1, "Global lambda1 (with --profile global)");
   auto* l2 = cmd->add_option("--lambda2", *lambda2, "Global lambda2 (with --profile global)");
   pol->excludes(prof);
-  cmd->add_flag("--json", *json, "Print {prompt_ids, generated_ids, text, policy}");
+  cmd->add_flag("--json", *json,
+                "Print {prompt_ids, generated_ids, text, policy, cache}; cache (under a policy): "
+                "kept_entries, bytes (keys and values held for the prompt, ragged heads padded) "
+                "and uniform_bytes (the uniform layout at the same mean budget)");
   cmd->callback([=] {
     if (p->count() == 0 && t->count() == 0 && ds->count() == 0)
       throw kvs::Error("give --prompt, --token-ids or --dataset");
@@ -84,6 +87,10 @@ void setup_generate(CLI::App& parent) {
                                 ? nlohmann::json{out.question_span->begin, out.question_span->end}
                                 : nlohmann::json(nullptr)},
           {"policy", policy ? kvs::evict::policy_to_json(*policy) : nlohmann::json(nullptr)}};
+      if (policy)
+        j["cache"] = {{"kept_entries", out.kept_entries},
+                      {"bytes", out.cache_bytes},
+                      {"uniform_bytes", out.uniform_cache_bytes}};
       std::cout << j.dump() << std::endl;
     } else {
       std::cout << out.text << std::endl;

@@ -21,9 +21,17 @@ std::pair<at::Tensor, at::Tensor> gather_kept(const at::Tensor& keys, const at::
   }
   const at::Tensor head =
       at::arange(rows, kept.options()).div(rows / kv_heads, "floor").unsqueeze(1);
-  const at::Tensor flat = (head * n + kept).reshape({-1});
-  return {keys.reshape({kv_heads * n, d}).index_select(0, flat).view({rows, count, d}),
-          values.reshape({kv_heads * n, d}).index_select(0, flat).view({rows, count, d})};
+  const at::Tensor padded = kept.lt(0);
+  const bool ragged = padded.any().item<bool>();
+  const at::Tensor flat = (head * n + (ragged ? kept.clamp_min(0) : kept)).reshape({-1});
+  at::Tensor k = keys.reshape({kv_heads * n, d}).index_select(0, flat).view({rows, count, d});
+  at::Tensor v = values.reshape({kv_heads * n, d}).index_select(0, flat).view({rows, count, d});
+  if (ragged) {
+    const at::Tensor pad = padded.unsqueeze(-1);
+    k.masked_fill_(pad, 0);
+    v.masked_fill_(pad, 0);
+  }
+  return {k, v};
 }
 
 CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t num_layers,
@@ -32,7 +40,7 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
       num_layers_(num_layers),
       decode_capacity_(decode_capacity),
       seen_(static_cast<size_t>(std::max<int64_t>(num_layers, 0)), false),
-      kept_entries_(policies_.size(), 0),
+      footprints_(policies_.size()),
       kept_positions_(policies_.size(), std::vector<at::Tensor>(seen_.size())) {
   if (policies_.empty()) throw Error("compressed cache: no policy given");
   if (num_layers < 1)
@@ -65,16 +73,36 @@ void CompressingObserver::on_layer(const model::PrefillLayer& layer) {
   }
   const std::vector<at::Tensor> kept = select_layer(layer, policies_, num_layers_);
   std::vector<std::pair<at::Tensor, at::Tensor>> rows;
+  std::vector<std::vector<int64_t>> head_counts;
+  bool ragged = false;
   rows.reserve(kept.size());
+  // Bytes of one slot of keys and values in the cache.
+  const int64_t slot_bytes = 2 * layer.keys.size(2) * int64_t(layer.keys.element_size());
   for (size_t p = 0; p < kept.size(); ++p) {
     rows.push_back(gather_kept(layer.keys, layer.values, kept[p]));
-    kept_entries_[p] += kept[p].size(1);
+    head_counts.push_back(kept_counts(kept[p]));
+    const int64_t heads = kept[p].size(0), longest = kept[p].size(1);
+    int64_t total = 0;
+    for (int64_t c : head_counts.back()) {
+      total += c;
+      ragged = ragged || c != longest;
+    }
+    Footprint& f = footprints_[p];
+    f.kept_entries += total;
+    f.held_bytes += heads * longest * slot_bytes;
+    f.uniform_bytes += heads * ((total + heads - 1) / std::max<int64_t>(heads, 1)) * slot_bytes;
     kept_positions_[p][static_cast<size_t>(layer.layer)] = kept[p];
   }
-  cache_.layers[static_cast<size_t>(layer.layer)] =
-      model::assemble_layer_cache(rows, decode_capacity_);
+  cache_.layers[static_cast<size_t>(layer.layer)] = model::assemble_layer_cache(
+      rows, decode_capacity_, ragged ? head_counts : std::vector<std::vector<int64_t>>{});
   cache_.next_position = layer.keys.size(1);
   seen_[static_cast<size_t>(layer.layer)] = true;
+}
+
+std::vector<int64_t> CompressingObserver::kept_entries() const {
+  std::vector<int64_t> out;
+  for (const Footprint& f : footprints_) out.push_back(f.kept_entries);
+  return out;
 }
 
 model::DecodeCache CompressingObserver::take_cache() {

@@ -11,11 +11,13 @@
 //   model::DecodeCache cache = observer.take_cache();  // then greedy_decode(model, cache, ...)
 //
 // Layout: kept entries in ascending position order, the W window tokens last; decode tokens are
-// appended, never evicted; next_position = the prompt length (RoPE continues from the original
-// prompt, kept keys keep their rotation). A prompt shorter than a policy's budget keeps everything.
-// All policies of one batch share the window W and the granularity, so every row has the same
-// cache_heads: num_attention_heads (query_head, K/V repeated per query head) or
-// num_key_value_heads (kv_head).
+// appended, never evicted; a ragged policy's (adakv's) heads keep different counts: each head is
+// left-padded to the layer's longest head, which costs (longest - count_h) slots of keys and
+// values per head h (footprint() says how many bytes, beside the uniform layout's); next_position =
+// the prompt length (RoPE continues from the original prompt, kept keys keep their rotation). A
+// prompt shorter than a policy's budget keeps everything. All policies of one batch share the
+// window W and the granularity, so every row has the same cache_heads: num_attention_heads
+// (query_head, K/V repeated per query head) or num_key_value_heads (kv_head).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -44,10 +46,20 @@ class CompressingObserver final : public model::PrefillObserver {
   // The assembled cache once every layer was seen (throws otherwise); leaves the observer empty.
   model::DecodeCache take_cache();
 
+  // What one policy's row of the cache holds for the prompt, summed over the layers seen (a row
+  // alone; in a batch every row is also padded to the batch's longest row).
+  struct Footprint {
+    int64_t kept_entries = 0;   // prompt entries kept, summed over the cache heads
+    int64_t held_bytes = 0;     // keys + values of cache_heads x (the layer's longest head) slots
+    int64_t uniform_bytes = 0;  // the same mean budget, uniform: cache_heads x ceil(mean) slots
+  };
+
   const std::vector<Policy>& policies() const { return policies_; }
-  // Per policy: prompt entries kept per cache head, summed over the layers seen.
-  const std::vector<int64_t>& kept_entries() const { return kept_entries_; }
-  // Per layer: the prompt positions policy `p` kept, [cache_heads, k] int64 (window last).
+  // Per policy: prompt entries kept, summed over the cache heads and the layers seen.
+  std::vector<int64_t> kept_entries() const;
+  const std::vector<Footprint>& footprints() const { return footprints_; }
+  // Per layer: the prompt positions policy `p` kept, [cache_heads, k] int64 (window last; ragged
+  // heads left-padded with -1, as select_layer gives them).
   const std::vector<at::Tensor>& kept_positions(size_t p) const { return kept_positions_.at(p); }
 
  private:
@@ -58,12 +70,13 @@ class CompressingObserver final : public model::PrefillObserver {
   uint32_t signals_ = model::kSignalNone;
   model::DecodeCache cache_;
   std::vector<bool> seen_;
-  std::vector<int64_t> kept_entries_;
+  std::vector<Footprint> footprints_;
   std::vector<std::vector<at::Tensor>> kept_positions_;  // [policy][layer]
 };
 
 // The kept entries of one row: keys/values [kv_heads, n, d], kept [cache_heads, k] positions
-// (cache head h reads KV head h / (cache_heads / kv_heads)) -> two [cache_heads, k, d] tensors.
+// (cache head h reads KV head h / (cache_heads / kv_heads)) -> two [cache_heads, k, d] tensors;
+// a -1 position (ragged padding) gives zero keys and values.
 std::pair<at::Tensor, at::Tensor> gather_kept(const at::Tensor& keys, const at::Tensor& values,
                                               const at::Tensor& kept);
 

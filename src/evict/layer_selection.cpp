@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -70,6 +71,19 @@ class LayerSelection {
       return at::cat({base, window}, 1);
     }
     const Method& method = find_method(policy.method, where + ".method");
+    return method.scores(layer_view(method, policy, where), policy.params)
+        .to(at::kFloat)
+        .contiguous();
+  }
+
+  // A scoring method's kept positions (Method::select): [kv_heads, k], ragged rows -1-padded.
+  at::Tensor select(const Policy& policy, const std::string& where) {
+    const Method& method = find_method(policy.method, where + ".method");
+    return method.select(layer_view(method, policy, where), policy.params);
+  }
+
+ private:
+  LayerView layer_view(const Method& method, const Policy& policy, const std::string& where) {
     const uint32_t needs = method.info().needs;
     LayerView view = float_view(needs, where);
     view.window_queries = rows(policy, where);
@@ -80,10 +94,9 @@ class LayerSelection {
       view.last_query = view.window_queries.select(1, view.window_queries.size(1) - 1);
     }
     if (policy.base) view.base = scores(*policy.base, where + ".base");
-    return method.scores(view, policy.params).to(at::kFloat).contiguous();
+    return view;
   }
 
- private:
   // The prefill's tensors as float32, contiguous; refuses a need the caller did not give.
   LayerView float_view(uint32_t needs, const std::string& where) const {
     const auto need = [&](uint32_t flag, const at::Tensor& t, const char* what) {
@@ -148,10 +161,11 @@ std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
     const Policy& policy = policies[p];
     const std::string where = strfmt("policy %zu (%s)", p, policy.name.c_str());
     if (policy.is_scoring()) {
-      // The B best of each KV head's scores (select_topk's tie rule: the lower position first).
+      // The method's selection: by default the B best of each KV head's scores (select_topk's
+      // tie rule: the lower position first); ragged methods pad their shorter heads with -1.
       kept.push_back(n <= policy.budget.budget
                          ? every_position(kv_heads, n, layer.keys)
-                         : select_topk(selection.scores(policy, where), policy.budget.budget));
+                         : selection.select(policy, where).to(layer.keys.device()));
       continue;
     }
     const int64_t cache_rows = cache_heads(policy, heads, kv_heads);
@@ -182,6 +196,24 @@ std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at:
                                      int64_t num_layers) {
   const at::Tensor no_values;
   return select_layer(window_queries, keys, no_values, policies, layer, num_layers);
+}
+
+std::vector<int64_t> kept_counts(const at::Tensor& kept) {
+  const at::Tensor counts = kept.ge(0).sum(1).to(at::kLong).cpu().contiguous();
+  return std::vector<int64_t>(counts.data_ptr<int64_t>(),
+                              counts.data_ptr<int64_t>() + counts.numel());
+}
+
+at::Tensor pad_ragged(const std::vector<at::Tensor>& rows, const at::TensorOptions& options) {
+  int64_t longest = 0;
+  for (const at::Tensor& r : rows) longest = std::max(longest, r.numel());
+  at::Tensor out =
+      at::full({static_cast<int64_t>(rows.size()), longest}, kRaggedPad, options.dtype(at::kLong));
+  for (size_t h = 0; h < rows.size(); ++h) {
+    const int64_t count = rows[h].numel();
+    if (count > 0) out[static_cast<int64_t>(h)].narrow(0, longest - count, count).copy_(rows[h]);
+  }
+  return out;
 }
 
 }  // namespace kvs::evict

@@ -15,7 +15,9 @@
 namespace kvs::evict {
 
 // Per policy: [cache_heads, kept] int64 on the keys' device, ascending (a window-statistics
-// method's W window positions last). A prompt shorter than the budget keeps every position. The
+// method's W window positions last). A prompt shorter than the budget keeps every position.
+// A ragged method (MethodInfo::ragged, e.g. adakv) keeps different counts per head: its rows are
+// left-padded with kRaggedPad (-1) to the longest head's count (kept_counts gives the counts). The
 // window statistics are computed once, and only when some policy compresses with them.
 // layer.window_queries [heads, W, head_dim]: the last W prompt queries, at least every policy's
 // observation_window() (each reads its own last rows); keys and values [kv_heads, n, head_dim];
@@ -36,6 +38,11 @@ std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at:
 // own last rows of the window queries (observation_window()), for `kvsearch select --dump-scores`.
 at::Tensor method_scores(const Policy& policy, const model::PrefillLayer& layer,
                          int64_t num_layers);
+
+// Per row of a kept-positions tensor, the positions it keeps (its entries >= 0).
+std::vector<int64_t> kept_counts(const at::Tensor& kept);
+// Rows of ascending positions, of different lengths -> [rows, longest] int64 left-padded with -1.
+at::Tensor pad_ragged(const std::vector<at::Tensor>& rows, const at::TensorOptions& options);
 
 // The building blocks, for callers that time them separately (bench select):
 // `count` positions of [0, n - W) chosen by the policy's selector, [cache_heads, count] ascending.

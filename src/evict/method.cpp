@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "evict/topk_select.h"
 
 namespace kvs::evict {
 
@@ -19,6 +20,10 @@ std::vector<const Method*>& registry() {
 
 at::Tensor Method::scores(const LayerView&, const MethodParams&) const {
   throw Error("method " + info().name + " is scored from the window statistics, not by scores()");
+}
+
+at::Tensor Method::select(const LayerView& view, const MethodParams& params) const {
+  return select_topk(scores(view, params).to(at::kFloat).contiguous(), view.budget);
 }
 
 MethodRegistration::MethodRegistration(const Method& method) { registry().push_back(&method); }
@@ -68,6 +73,21 @@ MethodParam number_param(std::string name, double default_value, double minimum,
           std::move(doc)};
 }
 
+MethodParam number_param(std::string name, double default_value, double minimum, double maximum,
+                         std::string doc) {
+  MethodParam p = number_param(std::move(name), default_value, minimum, std::move(doc));
+  p.maximum = maximum;
+  return p;
+}
+
+MethodParam choice_param(std::string name, std::string default_value,
+                         std::vector<std::string> choices, std::string doc) {
+  MethodParam p{std::move(name), MethodParam::Type::Text, nlohmann::json(default_value).dump(), 0,
+                std::move(doc)};
+  p.choices = std::move(choices);
+  return p;
+}
+
 MethodParam boolean_param(std::string name, bool default_value, std::string doc) {
   return {std::move(name), MethodParam::Type::Boolean, default_value ? "true" : "false", 0,
           std::move(doc)};
@@ -80,6 +100,11 @@ MethodParams default_params(const MethodInfo& info) {
       params[p.name] = std::stod(p.default_json);
     else if (p.type == MethodParam::Type::Boolean)
       params[p.name] = p.default_json == "true" ? 1.0 : 0.0;
+    else if (p.type == MethodParam::Type::Text && !p.choices.empty()) {
+      const std::string value = nlohmann::json::parse(p.default_json).get<std::string>();
+      params[p.name] =
+          double(std::find(p.choices.begin(), p.choices.end(), value) - p.choices.begin());
+    }
   }
   return params;
 }
@@ -145,10 +170,12 @@ nlohmann::json methods_to_json() {
     const MethodInfo& i = m->info();
     nlohmann::json params = nlohmann::json::array();
     for (const MethodParam& p : i.params) {
-      params.push_back({{"name", p.name},
-                        {"type", param_type_name(p.type)},
-                        {"default", nlohmann::json::parse(p.default_json)},
-                        {"doc", p.doc}});
+      nlohmann::json param{{"name", p.name},
+                           {"type", param_type_name(p.type)},
+                           {"default", nlohmann::json::parse(p.default_json)},
+                           {"doc", p.doc}};
+      if (!p.choices.empty()) param["choices"] = p.choices;
+      params.push_back(std::move(param));
     }
     out.push_back({{"name", i.name},
                    {"summary", i.summary},

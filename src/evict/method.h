@@ -15,8 +15,10 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evict/policy.h"
@@ -36,15 +38,26 @@ enum Needs : uint32_t {
 };
 
 // One parameter of a method: its JSON field, default (as JSON text) and meaning. A scoring
-// method's parameters are integers, numbers or booleans (MethodParams holds them as double, 1 for
-// true; numbers at least `minimum`); the window-statistics methods also take texts and profiles.
+// method's parameters are integers, numbers, booleans or texts from a list of choices
+// (MethodParams holds them as double: 1 for true, a text's index in `choices`; numbers in
+// [minimum, maximum]); the window-statistics methods also take profiles.
 struct MethodParam {
   enum class Type { Integer, Number, Boolean, Text, Profile };
+  MethodParam() = default;
+  MethodParam(std::string name_, Type type_, std::string default_json_, double minimum_,
+              std::string doc_)
+      : name(std::move(name_)),
+        type(type_),
+        default_json(std::move(default_json_)),
+        minimum(minimum_),
+        doc(std::move(doc_)) {}
   std::string name;
   Type type = Type::Integer;
   std::string default_json;
   double minimum = 0;
   std::string doc;
+  double maximum = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  // a scoring method's Text parameter: the texts it takes
 };
 
 struct MethodInfo {
@@ -59,6 +72,7 @@ struct MethodInfo {
   uint32_t needs = kNeedsNothing;
   bool window_statistics = false;  // scored through Policy's window-statistics fields
   bool wrapper = false;  // rescores the scores of the policy in its "base" field (LayerView::base)
+  bool ragged = false;   // its select() may keep different counts per KV head of a layer
 };
 
 // MethodInfo's fields in order, as a call (the methods' files state their card in a few lines).
@@ -70,6 +84,11 @@ MethodInfo method_info(std::string name, std::string summary, std::string paper,
 MethodParam integer_param(std::string name, int64_t default_value, int64_t minimum,
                           std::string doc);
 MethodParam number_param(std::string name, double default_value, double minimum, std::string doc);
+MethodParam number_param(std::string name, double default_value, double minimum, double maximum,
+                         std::string doc);
+// A text parameter taking one of `choices` (default_value among them).
+MethodParam choice_param(std::string name, std::string default_value,
+                         std::vector<std::string> choices, std::string doc);
 MethodParam boolean_param(std::string name, bool default_value, std::string doc);
 
 // The test that checks the methods kvpress has against its presses.
@@ -99,7 +118,15 @@ class Method {
   // [kv_heads, n] float32, higher kept first; +infinity where the method always keeps the entry.
   // Window-statistics methods are scored by select_layer and never reach this.
   virtual at::Tensor scores(const LayerView& view, const MethodParams& params) const;
+  // The positions each KV head keeps (n > view.budget): [kv_heads, k] int64, each row ascending.
+  // A method whose heads keep different counts (ragged budgets, MethodInfo::ragged) left-pads
+  // the shorter rows with -1 (kRaggedPad), k being the longest head's count. Default: the
+  // view.budget best of each head's scores() (select_topk's tie rule), a rectangle.
+  virtual at::Tensor select(const LayerView& view, const MethodParams& params) const;
 };
+
+// What pads a ragged kept-positions tensor (Method::select, select_layer) on the left.
+inline constexpr int64_t kRaggedPad = -1;
 
 struct MethodRegistration {
   explicit MethodRegistration(const Method& method);

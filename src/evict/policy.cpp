@@ -64,9 +64,12 @@ void validate_scoring(const Policy& p, const std::string& where) {
   for (const MethodParam& param : info.params) {
     const auto it = p.params.find(param.name);
     if (it == p.params.end()) throw error_at(where + "." + param.name, "missing");
-    if (it->second < param.minimum) {
-      throw error_at(where + "." + param.name,
-                     strfmt("must be >= %g, got %g", param.minimum, it->second));
+    if (it->second < param.minimum || it->second > param.maximum) {
+      throw error_at(
+          where + "." + param.name,
+          std::isinf(param.maximum)
+              ? strfmt("must be >= %g, got %g", param.minimum, it->second)
+              : strfmt("must be in [%g, %g], got %g", param.minimum, param.maximum, it->second));
     }
   }
   for (const auto& [name, value] : p.params) {
@@ -232,6 +235,8 @@ json policy_to_json(const Policy& p) {
         out[param.name] = static_cast<int64_t>(v);
       else if (param.type == MethodParam::Type::Boolean)
         out[param.name] = v != 0.0;
+      else if (param.type == MethodParam::Type::Text)
+        out[param.name] = param.choices.at(static_cast<size_t>(v));
       else
         out[param.name] = v;
     }
@@ -317,6 +322,18 @@ Policy method_policy_from_json(const json& value, const std::string& where) {
       case MethodParam::Type::Boolean:
         p.params[param.name] = r.boolean(field, fallback != 0.0) ? 1.0 : 0.0;
         break;
+      case MethodParam::Type::Text: {
+        const std::string text = r.text(field, param.choices.at(static_cast<size_t>(fallback)));
+        const auto it = std::find(param.choices.begin(), param.choices.end(), text);
+        if (it == param.choices.end()) {
+          std::string names;
+          for (const std::string& c : param.choices) names += (names.empty() ? "" : ", ") + c;
+          throw error_at(where + "." + param.name,
+                         "expected one of " + names + ", got '" + text + "'");
+        }
+        p.params[param.name] = double(it - param.choices.begin());
+        break;
+      }
       default:
         p.params[param.name] = r.number(field, fallback);
     }

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -87,7 +88,10 @@ nlohmann::json kept_rows(const at::Tensor& kept) {
   nlohmann::json rows = nlohmann::json::array();
   const int64_t* p = k.data_ptr<int64_t>();
   for (int64_t r = 0; r < k.size(0); ++r) {
-    rows.push_back(std::vector<int64_t>(p + r * k.size(1), p + (r + 1) * k.size(1)));
+    // Ragged rows are left-padded with -1 (layer_selection.h): the list holds the kept ones.
+    const int64_t* first =
+        std::find_if(p + r * k.size(1), p + (r + 1) * k.size(1), [](int64_t v) { return v >= 0; });
+    rows.push_back(std::vector<int64_t>(first, p + (r + 1) * k.size(1)));
   }
   return rows;
 }

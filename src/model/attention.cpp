@@ -217,14 +217,13 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     const float* vp = layer.values.data_ptr<float>();
     float* sp = scores.data_ptr<float>();
     const int64_t key_blocks = (slots + kKeyBlock - 1) / kKeyBlock;
-    // A row's left padding (zero keys and values, masked to -inf) is not read: its scores are
-    // the zeros its keys would give, and its weighted values zero. The scores start at the
+    // A (row, head)'s left padding (zero keys and values, masked to -inf) is not read: its scores
+    // are the zeros its keys would give, and its weighted values zero. The scores start at the
     // padding rounded down to row_product's four keys, so every key is summed as before.
     const auto padding = [&](int64_t bh) {
-      return layer.row_padding.empty() ? int64_t{0}
-                                       : layer.row_padding[static_cast<size_t>(bh / cache_heads)];
+      return layer.head_padding.empty() ? int64_t{0} : layer.head_padding[static_cast<size_t>(bh)];
     };
-    // Tasks go to the threads as they finish theirs: the rows' kept counts differ by policy.
+    // Tasks go to the threads as they finish theirs: kept counts differ by policy and by head.
     const auto each_block = [&](const auto& task) {
       cpu::for_each_task(heads_total * key_blocks,
                          [&](int64_t i) { task(i / key_blocks, i % key_blocks * kKeyBlock, i); });

@@ -12,14 +12,25 @@
 namespace kvs::model {
 
 LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tensor>>& rows,
-                                int64_t extra_capacity) {
+                                int64_t extra_capacity,
+                                const std::vector<std::vector<int64_t>>& head_counts) {
   if (rows.empty()) throw Error("assemble_layer_cache: no rows");
   const at::Tensor& first = rows.front().first;
   const int64_t heads = first.size(0), head_dim = first.size(2);
+  if (!head_counts.empty() && head_counts.size() != rows.size())
+    throw Error("assemble_layer_cache: head_counts must give one list per row");
   int64_t longest = 0;
-  for (const auto& [k, v] : rows) {
+  for (size_t b = 0; b < rows.size(); ++b) {
+    const auto& [k, v] = rows[b];
     if (k.dim() != 3 || k.size(0) != heads || k.size(2) != head_dim || !k.sizes().equals(v.sizes()))
       throw Error("assemble_layer_cache: rows disagree in heads or head_dim");
+    if (!head_counts.empty()) {
+      const std::vector<int64_t>& counts = head_counts[b];
+      if (static_cast<int64_t>(counts.size()) != heads ||
+          std::any_of(counts.begin(), counts.end(),
+                      [&](int64_t c) { return c < 0 || c > k.size(1); }))
+        throw Error("assemble_layer_cache: head_counts must give each head a count <= its row's");
+    }
     longest = std::max(longest, k.size(1));
   }
   const int64_t batch = static_cast<int64_t>(rows.size());
@@ -28,7 +39,7 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
   cache.values = at::empty_like(cache.keys);
   cache.prefix_len = longest;
   cache.used = longest;
-  std::vector<int64_t> padding;
+  std::vector<int64_t> padding;  // per (row, head)
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t kept = rows[b].first.size(1), pad = longest - kept;
     if (pad > 0) {
@@ -37,16 +48,24 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
     }
     cache.keys[b].narrow(1, pad, kept).copy_(rows[b].first);
     cache.values[b].narrow(1, pad, kept).copy_(rows[b].second);
-    padding.push_back(pad);
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t held = head_counts.empty() ? kept : head_counts[b][static_cast<size_t>(h)];
+      if (held < kept) {  // the head's own padding inside the row's slots: zero, as above
+        cache.keys[b][h].narrow(0, pad, kept - held).zero_();
+        cache.values[b][h].narrow(0, pad, kept - held).zero_();
+      }
+      padding.push_back(longest - held);
+    }
   }
   if (std::any_of(padding.begin(), padding.end(), [](int64_t pad) { return pad > 0; })) {
-    cache.prefix_mask = at::zeros({batch, 1, 1, longest}, first.options().dtype(at::kFloat));
-    for (int64_t b = 0; b < batch; ++b) {
-      const int64_t pad = padding[static_cast<size_t>(b)];
-      if (pad > 0)
-        cache.prefix_mask[b].narrow(2, 0, pad).fill_(-std::numeric_limits<float>::infinity());
-    }
-    cache.row_padding = std::move(padding);
+    cache.prefix_mask = at::zeros({batch, heads, 1, longest}, first.options().dtype(at::kFloat));
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h) {
+        const int64_t pad = padding[static_cast<size_t>(b * heads + h)];
+        if (pad > 0)
+          cache.prefix_mask[b][h].narrow(1, 0, pad).fill_(-std::numeric_limits<float>::infinity());
+      }
+    cache.head_padding = std::move(padding);
   }
   return cache;
 }
@@ -79,10 +98,13 @@ void keep_rows(DecodeCache& cache, const std::vector<int64_t>& rows) {
       layer.keys = layer.keys.index_select(0, index);
       layer.values = layer.values.index_select(0, index);
       if (layer.prefix_mask.defined()) layer.prefix_mask = layer.prefix_mask.index_select(0, index);
-      if (!layer.row_padding.empty()) {
+      if (!layer.head_padding.empty()) {
+        const int64_t heads = layer.keys.size(1);
         std::vector<int64_t> kept_padding;
-        for (int64_t r : rows) kept_padding.push_back(layer.row_padding[static_cast<size_t>(r)]);
-        layer.row_padding = std::move(kept_padding);
+        for (int64_t r : rows)
+          for (int64_t h = 0; h < heads; ++h)
+            kept_padding.push_back(layer.head_padding[static_cast<size_t>(r * heads + h)]);
+        layer.head_padding = std::move(kept_padding);
       }
     }
   }

@@ -122,6 +122,7 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
   PolicyDecodes out;
   out.tokens.resize(rows);
   out.kept_positions.resize(policies.size());
+  out.footprints.resize(policies.size());
   auto decode = [&](model::DecodeCache& cache, const at::Tensor& first) {
     model::GreedyResult result = model::greedy_decode(
         model, cache, first.expand({cache.batch, first.size(1)}), options.greedy);
@@ -164,6 +165,7 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
       for (size_t r = 0; r < g.members.size(); ++r) {
         out.tokens[g.members[r]] = std::move(result.tokens[r]);
         out.kept_positions[g.members[r]] = g.observer->kept_positions(r);
+        out.footprints[g.members[r]] = g.observer->footprints()[r];
       }
     }
     if (prefill.keep_cache) {

@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "evict/compressed_cache.h"
 #include "evict/policy.h"
 #include "longbench/prompt.h"
 #include "model/generate.h"
@@ -46,8 +47,12 @@ struct PolicyDecodes {
   // protocol the rows after the context are the extension's, on the compressed cache.
   at::Tensor prompt_logits;
   at::Tensor step_logits;
-  // Per policy in order: per layer, the prompt positions it kept, [cache_heads, k] int64.
+  // Per policy in order: per layer, the prompt positions it kept, [cache_heads, k] int64 (ragged
+  // heads left-padded with -1).
   std::vector<std::vector<at::Tensor>> kept_positions;
+  // Per policy in order: the entries it kept and the bytes its cache row holds for the prompt,
+  // beside the uniform layout's at the same mean budget (compressed_cache.h).
+  std::vector<evict::CompressingObserver::Footprint> footprints;
 };
 
 PolicyDecodes decode_with_policies(const model::Transformer& model, const std::vector<int32_t>& prompt_ids,

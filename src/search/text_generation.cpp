@@ -62,6 +62,11 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
   if (request.policy) policies.push_back(*request.policy);
   PolicyDecodes out = decode_with_policies(model, result.prompt_ids, policies, options);
   result.generated_ids = out.tokens.front();
+  if (request.policy) {
+    result.kept_entries = out.footprints.front().kept_entries;
+    result.cache_bytes = out.footprints.front().held_bytes;
+    result.uniform_cache_bytes = out.footprints.front().uniform_bytes;
+  }
   if (tok) result.text = tok->decode(result.generated_ids, /*skip_special=*/true);
 
   if (dump) {

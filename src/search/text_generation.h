@@ -37,6 +37,12 @@ struct TextGenerationResult {
   std::optional<longbench::TokenSpan> question_span;  // a record's prompt only
   std::vector<int32_t> generated_ids;  // the stop token included when one was generated
   std::string text;                    // generated text, special tokens skipped
+  // Under a policy: prompt entries kept (summed over layers and cache heads), the bytes of keys
+  // and values its cache holds for them (ragged heads padded to each layer's longest), and what
+  // the uniform layout at the same mean budget would hold.
+  int64_t kept_entries = 0;
+  int64_t cache_bytes = 0;
+  int64_t uniform_cache_bytes = 0;
 };
 
 TextGenerationResult generate_text(const TextGenerationRequest& request);

@@ -70,7 +70,8 @@ TEST(CompressedCache, EachRowHoldsItsPolicysEntriesInPositionOrder) {
       }
     }
   }
-  EXPECT_EQ(observer.kept_entries()[0], 3 * 24);
+  EXPECT_EQ(observer.kept_entries()[0], 3 * heads * 24);  // summed over layers and cache heads
+  EXPECT_EQ(observer.footprints()[0].held_bytes, observer.footprints()[0].uniform_bytes);
 }
 
 TEST(CompressedCache, RejectsMixedLayoutsAndMissingLayers) {

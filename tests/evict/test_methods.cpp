@@ -72,13 +72,13 @@ TEST(Methods, TheRegistryListsEveryMethodOnceAndRefusesUnknownNames) {
   std::vector<std::string> names;
   for (const evict::Method* m : evict::registered_methods()) names.push_back(m->info().name);
   for (const char* expected :
-       {"criticalkv", "diverse", "expected_attention", "keydiff", "knorm", "lagkv",
+       {"adakv", "criticalkv", "diverse", "expected_attention", "keydiff", "knorm", "lagkv",
         "observed_attention", "pyramidkv", "r_kv", "snapkv", "streaming_llm", "tova"})
     EXPECT_EQ(std::count(names.begin(), names.end(), expected), 1) << expected;
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(
       parse_error({{"method", "h2o_typo"}, {"budget", 64}})
-          .rfind("policy.method: unknown method 'h2o_typo' (registered: criticalkv, diverse, ", 0),
+          .rfind("policy.method: unknown method 'h2o_typo' (registered: adakv, criticalkv, ", 0),
       0u);
   const json listed = evict::methods_to_json();
   EXPECT_EQ(listed.size(), names.size());
@@ -456,6 +456,154 @@ TEST(Methods, RKvRedundancyInRowBlocksEqualsTheWholeMatrix) {
   const at::Tensor want = 0.07 * a - 0.93 * r;
   EXPECT_LE((got.narrow(1, 0, n - window) - want).abs().max().item<double>(), 1e-8);
   EXPECT_TRUE(std::isinf(got[0][n - 1].item<float>()));
+}
+
+// adakv over knorm, both rules written out with plain loops on knorm's own scores (the
+// allocation is what is checked, not knorm): per-head counts exact, summing to Hkv x B.
+struct AdaKvCase {
+  std::vector<std::vector<double>> base;  // [kv_heads][n], knorm's scores
+  at::Tensor kept;                        // adakv's selection, ragged rows -1-padded
+};
+
+AdaKvCase adakv_case(const std::string& rule, double alpha, int64_t budget, uint64_t seed) {
+  const int64_t heads = 6, kv_heads = 3, n = 120;
+  Layer l = random_layer(heads, kv_heads, n, 8, 1, seed);
+  // Heads of different key scales: their scores compete unevenly, so the counts differ.
+  l.keys[0].mul_(0.5);
+  l.keys[2].mul_(1.7);
+  const model::PrefillLayer layer(0, l.keys, l.values, l.queries);
+  const Policy policy = method_policy({{"method", "adakv"},
+                                       {"budget", budget},
+                                       {"alpha", alpha},
+                                       {"rule", rule},
+                                       {"base", {{"method", "knorm"}}}});
+  const at::Tensor s =
+      evict::method_scores(method_policy({{"method", "knorm"}, {"budget", budget}}), layer, 4);
+  AdaKvCase c;
+  const auto sa = s.accessor<float, 2>();
+  for (int64_t h = 0; h < kv_heads; ++h) {
+    c.base.emplace_back();
+    for (int64_t i = 0; i < n; ++i) c.base.back().push_back(sa[h][i]);
+  }
+  c.kept = evict::select_layer(layer, {policy}, 4).front();
+  return c;
+}
+
+// The `count` best (head, position) pairs of the layer: higher first, then lower head, then lower
+// position.
+std::vector<std::pair<int64_t, int64_t>> layer_best(const std::vector<std::vector<double>>& s,
+                                                    int64_t count) {
+  std::vector<std::pair<int64_t, int64_t>> all;
+  for (size_t h = 0; h < s.size(); ++h)
+    for (size_t i = 0; i < s[h].size(); ++i) all.push_back({int64_t(h), int64_t(i)});
+  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
+    return s[a.first][a.second] > s[b.first][b.second];
+  });
+  all.resize(static_cast<size_t>(count));
+  return all;
+}
+
+std::set<int64_t> kept_positions_of(const at::Tensor& kept, int64_t row) {
+  std::set<int64_t> out;
+  for (int64_t p : kept_row(kept, row))
+    if (p >= 0) out.insert(p);
+  return out;
+}
+
+TEST(Methods, AdaKvKvpressRuleForcesEachHeadsBestThenTheHeadsCompete) {
+  for (const double alpha : {0.2, 0.5, 0.0}) {
+    const int64_t budget = 30, kv_heads = 3;
+    AdaKvCase c = adakv_case("kvpress", alpha, budget, 21);
+    int64_t n_safe = static_cast<int64_t>(budget * alpha);
+    if (alpha > 0) n_safe = std::max<int64_t>(1, n_safe);
+    std::vector<std::vector<double>> s = c.base;
+    for (auto& row : s)
+      for (int64_t i : best(row, n_safe)) row[i] = std::numeric_limits<double>::infinity();
+    std::vector<std::set<int64_t>> expected(kv_heads);
+    for (const auto& [h, i] : layer_best(s, kv_heads * budget)) expected[h].insert(i);
+    int64_t total = 0;
+    std::set<size_t> sizes;
+    for (int64_t h = 0; h < kv_heads; ++h) {
+      const std::set<int64_t> got = kept_positions_of(c.kept, h);
+      EXPECT_EQ(got, expected[h]) << "alpha " << alpha << " head " << h;
+      EXPECT_GE(int64_t(got.size()), n_safe);
+      for (int64_t i : best(c.base[h], n_safe)) EXPECT_EQ(got.count(i), 1u) << "forced " << i;
+      total += int64_t(got.size());
+      sizes.insert(got.size());
+    }
+    EXPECT_EQ(total, kv_heads * budget);
+    EXPECT_GT(sizes.size(), 1u) << "alpha " << alpha << ": the heads' counts should differ";
+    EXPECT_EQ(c.kept.size(1), int64_t(*sizes.rbegin()));  // padded to the longest head
+  }
+}
+
+TEST(Methods, AdaKvOriginalRuleMixesTheGlobalCountWithTheUniformBudget) {
+  for (const double alpha : {0.2, 0.7}) {
+    const int64_t budget = 25, kv_heads = 3;
+    AdaKvCase c = adakv_case("original", alpha, budget, 22);
+    std::vector<int64_t> global(kv_heads, 0);
+    for (const auto& [h, i] : layer_best(c.base, kv_heads * budget)) ++global[h];
+    // b_h = c_h (1 - alpha) + alpha B, floors then +1 to the largest fractional parts.
+    std::vector<int64_t> b(kv_heads);
+    std::vector<double> frac(kv_heads);
+    int64_t sum = 0;
+    for (int64_t h = 0; h < kv_heads; ++h) {
+      const double x = global[h] * (1 - alpha) + alpha * budget;
+      b[h] = int64_t(std::floor(x));
+      frac[h] = x - std::floor(x);
+      sum += b[h];
+    }
+    while (sum < kv_heads * budget) {
+      int64_t top = 0;
+      for (int64_t h = 1; h < kv_heads; ++h)
+        if (frac[h] > frac[top]) top = h;
+      ++b[top];
+      frac[top] = -1;
+      ++sum;
+    }
+    int64_t total = 0;
+    for (int64_t h = 0; h < kv_heads; ++h) {
+      const std::set<int64_t> got = kept_positions_of(c.kept, h);
+      EXPECT_EQ(int64_t(got.size()), b[h]) << "alpha " << alpha << " head " << h;
+      EXPECT_EQ(got, best(c.base[h], b[h])) << "alpha " << alpha << " head " << h;
+      EXPECT_GE(double(got.size()), std::floor(alpha * budget));  // the floor
+      total += int64_t(got.size());
+    }
+    EXPECT_EQ(total, kv_heads * budget);
+    EXPECT_NE(b[0], b[2]) << "alpha " << alpha << ": the heads' counts should differ";
+  }
+}
+
+TEST(Methods, AdaKvBadInputNamesTheField) {
+  const json base = {{"method", "knorm"}};
+  EXPECT_EQ(parse_error({{"method", "adakv"}, {"budget", 64}, {"alpha", 1.5}, {"base", base}}),
+            "policy.alpha: must be in [0, 1], got 1.5");
+  EXPECT_EQ(parse_error({{"method", "adakv"}, {"budget", 64}, {"alpha", -0.1}, {"base", base}}),
+            "policy.alpha: must be in [0, 1], got -0.1");
+  EXPECT_EQ(parse_error({{"method", "adakv"}, {"budget", 64}, {"rule", "paper"}, {"base", base}}),
+            "policy.rule: expected one of kvpress, original, got 'paper'");
+  EXPECT_EQ(parse_error({{"method", "adakv"}, {"budget", 64}}),
+            "policy.base: adakv wraps a base policy: none given");
+  EXPECT_EQ(parse_error({{"method", "adakv"}, {"budget", 64}, {"base", {{"method", "diverse"}}}}),
+            "policy.base: diverse has no scores of its own to rescore (the greedy admission)");
+  EXPECT_EQ(
+      parse_error(
+          {{"method", "adakv"}, {"budget", 64}, {"base", {{"method", "adakv"}, {"base", base}}}}),
+      "policy.base: adakv has no scores of its own to rescore (a wrapper)");
+  // The policy the issue names is accepted and round-trips, its rule by name.
+  const Policy p = method_policy({{"method", "adakv"},
+                                  {"budget", 128},
+                                  {"alpha", 0.2},
+                                  {"base",
+                                   {{"method", "snapkv"},
+                                    {"budget", 128},
+                                    {"window", 64},
+                                    {"kernel", 5},
+                                    {"pooling", "avg"},
+                                    {"granularity", "kv_head"}}}});
+  EXPECT_EQ(evict::policy_to_json(p)["rule"], "kvpress");
+  EXPECT_EQ(evict::policy_from_json(evict::policy_to_json(p)), p);
+  EXPECT_EQ(p.observation_window(), 64);
 }
 
 TEST(Methods, AWrapperRoundTripsWithItsBase) {

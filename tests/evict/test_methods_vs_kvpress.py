@@ -8,6 +8,10 @@ scores, up to scores tied within float rounding at the boundary (torch.topk's ti
 positional; the two sides' keys differ in their last bits): every position scored above the B-th
 score is kept, every kept position scores at least the B-th, and the kept set's scores, sorted,
 equal the press's top-B scores, all within a band of 1e-5 of the row's score scale. The share of (layer, head) sets identical to the press's topk is printed.
+AdaKVPress (head-wise budgets: it masks, keeping no topk) is compared through its
+module.masked_key_indices: kvsearch's adakv kept set per (layer, KV head) must be their
+complement except at scores tied within the band at the layer's Hkv x B-th score, and each layer
+keeps Hkv x B entries in all. AdaKV asserts a non-eager attention: SDPA.
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
@@ -44,6 +48,10 @@ def presses(kvpress, ratio):
         # At ~850 tokens lag 128 leaves over 128 protected tokens: lag 32 also scores chunks at B = 64.
         ({"method": "lagkv", "n_sink": 4, "lag_size": 32, "name": "lagkv-32"},
          kvpress.LagKVPress(compression_ratio=ratio, n_sink=4, lag_size=32)),
+        # Head-wise budgets: compared by adakv_compare (the press masks, it keeps no topk).
+        ({"method": "adakv", "alpha": 0.2, "base": snap},
+         kvpress.AdaKVPress(kvpress.SnapKVPress(compression_ratio=ratio, window_size=64, kernel_size=5),
+                            alpha_safeguard=0.2)),
     ]
 
 
@@ -64,6 +72,67 @@ def press_scores(model, press, ids):
     # What a press forces (CriticalKV's stage 1: finfo.max) counts as kept always, as kvsearch's +inf.
     return [torch.where(scores[l] >= torch.finfo(torch.float32).max, torch.inf, scores[l])
             for l in range(len(scores))]
+
+
+def adakv_press_kept(model, press, ids):
+    """AdaKVPress: per layer, the inner press's scores [Hkv, n] with the safeguard forced (+inf)
+    and the kept positions per KV head, the complement of module.masked_key_indices."""
+    from transformers import DynamicCache
+    inner, scores = press.press, {}
+    original = inner.score
+
+    def score(module, *args):
+        s = original(module, *args)
+        scores[module.layer_idx] = s[0].float().clone()
+        return s
+
+    inner.score = score
+    try:
+        with torch.no_grad(), press(model):
+            model.model(input_ids=torch.tensor([ids]), past_key_values=DynamicCache())
+    finally:
+        inner.score = original
+    layers = []
+    for l, layer in enumerate(model.model.layers):
+        s = scores[l]
+        hkv, n = s.shape
+        n_kept = int(n * (1 - press.compression_ratio))
+        n_safe = max(1, int(n_kept * press.alpha_safeguard)) if press.alpha_safeguard > 0 else 0
+        s = s.scatter(-1, torch.topk(s, n_safe, dim=-1).indices, torch.inf)
+        _, heads, positions = layer.self_attn.masked_key_indices
+        evicted = [set() for _ in range(hkv)]
+        for h, i in zip(heads.tolist(), positions.tolist()):
+            evicted[h].add(i)
+        layers.append((s, [sorted(set(range(n)) - e) for e in evicted]))
+    return layers
+
+
+def adakv_compare(name, budget, kept_layers, press_layers):
+    """kvsearch's kept sets against the press's per (layer, KV head): (the share identical, the
+    differences that are not exact ties). The layer's heads compete: a position may differ only
+    where its (safeguarded) score lies within the band of the layer's Hkv x B-th score; each
+    layer keeps Hkv x B entries in all."""
+    identical, total, broken = 0, 0, []
+    for l, (kept, (s, theirs)) in enumerate(zip(kept_layers, press_layers)):
+        if len(kept) != s.shape[0]:
+            broken.append(f"{name} B={budget} layer {l}: {len(kept)} heads, press {s.shape[0]}")
+            continue
+        flat = s.flatten()
+        finite = flat[torch.isfinite(flat)]
+        band = BAND * max(float(finite.abs().max()) if finite.numel() else 1.0, 1e-30)
+        threshold = float(torch.topk(flat, s.shape[0] * budget).values[-1])
+        count = sum(len(k) for k in kept)
+        if count != s.shape[0] * budget:
+            broken.append(f"{name} B={budget} layer {l}: {count} kept, not {s.shape[0]} x {budget}")
+        for h, (ours, press_kept) in enumerate(zip(kept, theirs)):
+            total += 1
+            identical += set(ours) == set(press_kept)
+            for i in set(ours) ^ set(press_kept):
+                if abs(float(s[h, i]) - threshold) > band:
+                    broken.append(f"{name} B={budget} layer {l} head {h}: position {i} "
+                                  f"{'kept' if i in ours else 'left out'} by kvsearch only, score "
+                                  f"{float(s[h, i]):.6g}, the layer's boundary {threshold:.6g}")
+    return identical / max(total, 1), broken
 
 
 def ruler_prompt(tmp):
@@ -141,7 +210,8 @@ def main():
                     continue  # a window of 64 leaves nothing to select at B = 64
                 policy = dict(policy, budget=budget)
                 name = policy.get("name", policy["method"])
-                scores = press_scores(model_for(press), press, ids)
+                adakv = isinstance(press, kvpress.AdaKVPress)
+                scores = (adakv_press_kept if adakv else press_scores)(model_for(press), press, ids)
                 policy_path = os.path.join(tmp, f"{name}-{budget}.json")
                 kept_path = os.path.join(tmp, f"{name}-{budget}.kept.json")
                 write_json(policy_path, policy)
@@ -150,12 +220,17 @@ def main():
                      "--policy", policy_path, "--dump-kept", kept_path)
                 kept = read_json(kept_path)["layers"]
                 check(len(kept) == len(scores), f"{name}: {len(kept)} layers, press {len(scores)}")
-                share, broken = compare(name, budget, kept, scores)
+                share, broken = (adakv_compare if adakv else compare)(name, budget, kept, scores)
                 for message in broken:
                     check(False, message)
+                what = "kept sets (the complement of masked_key_indices)" if adakv else "topk"
                 print(f"[measured] {type(press).__name__} B={budget}: kvsearch's kept sets equal the "
-                      f"press's topk in {share:.1%} of (layer, KV head) sets; "
+                      f"press's {what} in {share:.1%} of (layer, KV head) sets; "
                       f"{len(broken)} outside the tie band")
+                if adakv:
+                    counts = [len(h) for layer in kept for h in layer]
+                    print(f"[measured] adakv B={budget}: per-head counts {min(counts)}..{max(counts)} "
+                          f"(mean {sum(counts) / len(counts):.1f})")
                 results[(name, budget)] = (kept, scores)
         # The rule can fail: knorm's kept sets judged by KeyDiff's scores must break it.
         _, broken = compare("knorm as keydiff", 128, results[("knorm", 128)][0],

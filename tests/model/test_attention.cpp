@@ -8,10 +8,13 @@
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "cpu/flash_attention.h"
@@ -166,8 +169,10 @@ at::Tensor reference_cached_attention(const at::Tensor& q, const model::LayerCac
       const at::Tensor values = layer.values[b][h / group].narrow(0, 0, slots);
       at::Tensor scores = at::matmul(q[b][h], keys.t()) / std::sqrt(static_cast<double>(d));
       scores = scores.masked_fill(visible.logical_not(), -INFINITY);
-      if (layer.prefix_mask.defined())
-        scores.narrow(1, 0, layer.prefix_len).add_(layer.prefix_mask[b][0]);
+      if (layer.prefix_mask.defined()) {  // [batch, 1 or cache_heads, 1, prefix_len]
+        const int64_t mask_head = layer.prefix_mask.size(1) == 1 ? 0 : h / group;
+        scores.narrow(1, 0, layer.prefix_len).add_(layer.prefix_mask[b][mask_head]);
+      }
       out[b][h] = at::matmul(at::softmax(scores, -1), values);
     }
   return out;
@@ -225,7 +230,7 @@ TEST(CachedAttention, PassesOverBlocksOfLeftPaddingWithTheSameResult) {
   for (const int64_t kept : {600, 37, 299})
     rows.push_back({at::randn({2, kept, 64}), at::randn({2, kept, 64})});
   model::LayerCache layer = model::assemble_layer_cache(rows, 3);
-  EXPECT_EQ(layer.row_padding, (std::vector<int64_t>{0, 563, 301}));
+  EXPECT_EQ(layer.head_padding, (std::vector<int64_t>{0, 0, 563, 563, 301, 301}));
   layer.keys.narrow(2, layer.used, 3).fill_(NAN);
   layer.values.narrow(2, layer.used, 3).fill_(NAN);
   layer.keys.narrow(2, layer.used, 1).normal_();  // the decoded token, as extend writes it
@@ -234,10 +239,55 @@ TEST(CachedAttention, PassesOverBlocksOfLeftPaddingWithTheSameResult) {
   const at::Tensor q = at::randn({3, 4, 1, 64}) * 2;
   const at::Tensor got = model::cached_attention(q, layer, std::nullopt);
   model::LayerCache unskipped = layer;
-  unskipped.row_padding.clear();  // every block read, the padding's zeros included
+  unskipped.head_padding.clear();  // every block read, the padding's zeros included
   EXPECT_TRUE(at::equal(got, model::cached_attention(q, unskipped, std::nullopt)));
   EXPECT_LE((got - reference_cached_attention(q, layer, std::nullopt)).abs().max().item<double>(),
             1e-5);
+}
+
+// Ragged heads (adakv): each (row, cache head) keeps its own count, left-padded to the layer's
+// longest head. Decode attention must equal, per query head, attention over that head's own kept
+// entries and the decoded token alone, on the float kernels (head_dim 64) and on ATen (16).
+TEST(CachedAttention, RaggedHeadsAttendOnlyToTheirOwnEntries) {
+  at::manual_seed(13);
+  c10::InferenceMode inference;
+  const std::vector<std::vector<int64_t>> counts = {{300, 41, 170}, {5, 260, 261}};
+  const int64_t batch = 2, cache_heads = 3, heads = 6, group = heads / cache_heads;
+  for (const int64_t d : {64, 16}) {
+    std::vector<std::vector<std::pair<at::Tensor, at::Tensor>>> own(batch);  // [b][h] entries
+    std::vector<std::pair<at::Tensor, at::Tensor>> rows;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t longest = *std::max_element(counts[b].begin(), counts[b].end());
+      // What precedes a head's entries in its row is not its own: NaN, which the cache zeroes.
+      at::Tensor k = at::full({cache_heads, longest, d}, NAN), v = at::full_like(k, NAN);
+      for (int64_t h = 0; h < cache_heads; ++h) {
+        const int64_t c = counts[b][h];
+        own[b].push_back({at::randn({c, d}), at::randn({c, d})});
+        k[h].narrow(0, longest - c, c).copy_(own[b][h].first);
+        v[h].narrow(0, longest - c, c).copy_(own[b][h].second);
+      }
+      rows.push_back({k, v});
+    }
+    model::LayerCache layer = model::assemble_layer_cache(rows, 2, counts);
+    EXPECT_EQ(layer.prefix_len, 300);
+    EXPECT_EQ(layer.head_padding, (std::vector<int64_t>{0, 259, 130, 295, 40, 39}));
+    EXPECT_FALSE(layer.keys.narrow(2, 0, layer.used).isnan().any().item<bool>());
+    layer.keys.narrow(2, layer.used, 1).normal_();  // the decoded token, as extend writes it
+    layer.values.narrow(2, layer.used, 1).normal_();
+    ++layer.used;
+    const at::Tensor q = at::randn({batch, heads, 1, d}) * 2;
+    const at::Tensor got = model::cached_attention(q, layer, std::nullopt);
+    at::Tensor expected = at::empty_like(q);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h) {
+        const int64_t c = h / group;
+        const at::Tensor keys = at::cat({own[b][c].first, layer.keys[b][c].narrow(0, 300, 1)});
+        const at::Tensor values = at::cat({own[b][c].second, layer.values[b][c].narrow(0, 300, 1)});
+        const at::Tensor scores = at::matmul(q[b][h], keys.t()) / std::sqrt(double(d));
+        expected[b][h] = at::matmul(at::softmax(scores, -1), values);
+      }
+    EXPECT_LE((got - expected).abs().max().item<double>(), 1e-5) << "head_dim " << d;
+  }
 }
 
 }  // namespace

@@ -124,20 +124,21 @@ def check_synthetic_types(tmp):
 
 
 def kept_cache(q_window, keys, values, kept):
-    """Per query head, the kept rows of the layer's keys and values. `kept` lists query heads
+    """Per query head, the kept rows of the layer's keys and values: two lists of [m_h, d], m_h
+    the head's own count (heads may keep different counts: adakv). `kept` lists query heads
     (query_head granularity) or KV heads (kv_head: each read by its group's query heads)."""
     group = q_window.shape[0] // keys.shape[0]
     if len(kept) == keys.shape[0]:
         kept = [kept[h // group] for h in range(q_window.shape[0])]
     k = keys.repeat_interleave(group, dim=0)
     v = values.repeat_interleave(group, dim=0)
-    index = torch.tensor(kept)
-    return (torch.stack([k[h, index[h]] for h in range(len(kept))]),
-            torch.stack([v[h, index[h]] for h in range(len(kept))]))
+    index = [torch.tensor(row, dtype=torch.long) for row in kept]
+    return ([k[h, index[h]] for h in range(len(kept))], [v[h, index[h]] for h in range(len(kept))])
 
 
 def reference_decode(model, caches, first_token, position, steps, eos):
-    """Greedy decode over per-query-head caches [heads, m, d], HF's modules for everything else."""
+    """Greedy decode over per-query-head caches (lists of [m_h, d]: each head attends to its own
+    entries only, whatever the others keep), HF's modules for everything else."""
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
     cfg = model.config
     heads, kv_heads, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
@@ -153,11 +154,14 @@ def reference_decode(model, caches, first_token, position, steps, eos):
                 k = attn.k_proj(h).view(1, 1, kv_heads, d).transpose(1, 2)
                 v = attn.v_proj(h).view(1, 1, kv_heads, d).transpose(1, 2)
                 q, k = apply_rotary_pos_emb(q, k, cos, sin)
-                keys = torch.cat([caches[l][0], k[0].repeat_interleave(heads // kv_heads, 0)], dim=1)
-                vals = torch.cat([caches[l][1], v[0].repeat_interleave(heads // kv_heads, 0)], dim=1)
+                new_k = k[0].repeat_interleave(heads // kv_heads, 0)  # [heads, 1, d]
+                new_v = v[0].repeat_interleave(heads // kv_heads, 0)
+                keys = [torch.cat([caches[l][0][h], new_k[h]]) for h in range(heads)]
+                vals = [torch.cat([caches[l][1][h], new_v[h]]) for h in range(heads)]
                 caches[l] = (keys, vals)
-                p = F.softmax((q[0] @ keys.transpose(1, 2)) / math.sqrt(d), dim=-1)
-                x = x + attn.o_proj((p @ vals).transpose(0, 1).reshape(1, 1, heads * d))
+                o = torch.stack([F.softmax((q[0, h] @ keys[h].T) / math.sqrt(d), dim=-1) @ vals[h]
+                                 for h in range(heads)])  # [heads, 1, d]
+                x = x + attn.o_proj(o.transpose(0, 1).reshape(1, 1, heads * d))
                 x = x + layer.mlp(layer.post_attention_layernorm(x))
             row = model.lm_head(model.model.norm(x))[0, 0]
             logits_rows.append(row)
@@ -241,6 +245,11 @@ def check_logits(tmp):
     policies["criticalkv"] = ({"method": "criticalkv", "budget": budget,
                                "base": {"method": "snapkv", "window": 64, "kernel": 5,
                                         "pooling": "avg", "granularity": "kv_head"}}, None)
+    # Head-wise budgets (ragged caches): each KV head keeps its own count, both rules.
+    for rule in ("kvpress", "original"):
+        policies[f"adakv-{rule}"] = ({"method": "adakv", "budget": budget, "alpha": 0.2, "rule": rule,
+                                     "base": {"method": "snapkv", "window": 64, "kernel": 5,
+                                              "pooling": "avg", "granularity": "kv_head"}}, None)
     for name, (policy, select) in policies.items():
         dump = os.path.join(tmp, f"{name}.npy")
         kept_path = os.path.join(tmp, f"{name}.kept.json")
@@ -285,6 +294,15 @@ def check_logits(tmp):
             failures.append(f"{name}: decode logits differ by {decode_diff:.3g}")
         if generated != ref_tokens:
             failures.append(f"{name}: greedy tokens {generated} != reference {ref_tokens}")
+        if policy and policy.get("method") == "adakv":
+            counts = [len(h) for layer in kept for h in layer]
+            cache = ours["cache"]
+            print(f"[measured] {name}: per-head counts {min(counts)}..{max(counts)}, "
+                  f"{cache['kept_entries']} entries kept; cache holds {cache['bytes']} bytes of keys "
+                  f"and values, the uniform layout at the same mean budget {cache['uniform_bytes']}")
+            if sum(counts) != cache["kept_entries"] or len(set(counts)) < 2:
+                failures.append(f"{name}: kept counts {sum(counts)} vs {cache['kept_entries']}, "
+                                f"{len(set(counts))} distinct per-head counts")
         if name != "full" and len(set(map(tuple, kept[0]))) == 0:
             failures.append(f"{name}: nothing was kept")
     return failures

@@ -1,0 +1,120 @@
+// adakv: head-wise budgets inside a layer (Feng et al., arXiv 2407.11550). A wrapper over any
+// scoring policy (its "base"): the layer's KV heads share Hkv x B entries, so each head keeps its
+// own count (a ragged cache, model/kv_cache.h). Two rules, named by "rule":
+// - "kvpress" (kvpress 0.5.5's AdaKVPress): n_safe = int(alpha x B), at least 1 when alpha > 0;
+//   each head's n_safe best base scores are forced (+inf), then the Hkv x B best scores over all
+//   heads of the layer are kept (the Hkv x (n - B) lowest evicted).
+// - "original" (FFY0/AdaKV's AdaptiveSnapKVCluster, without --normalize): c_h = head h's share of
+//   the layer's Hkv x B best base scores; head h keeps its b_h best, b_h = c_h (1 - alpha) +
+//   alpha x B rounded by largest remainder (floors, then +1 to the largest fractional parts, ties
+//   to the lower head), so that the b_h sum to Hkv x B exactly (a plain round() can miss by a
+//   few). B counts what the base always keeps (its window): those score +inf and are kept first.
+// Ties in the layer's ranking go to the lower head, then the lower position (rank_top's rule).
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "evict/layer_selection.h"
+#include "evict/method.h"
+#include "evict/topk_select.h"
+
+namespace kvs::evict {
+namespace {
+
+enum Rule { kKvpress = 0, kOriginal = 1 };
+
+// The layer's `count` best (head, position) pairs, as flat indices h * n + i, best first.
+std::vector<int64_t> layer_top(const at::Tensor& scores, int64_t count) {
+  const at::Tensor top = rank_top(scores.reshape({1, -1}), count).contiguous();
+  return std::vector<int64_t>(top.data_ptr<int64_t>(), top.data_ptr<int64_t>() + count);
+}
+
+// kvpress's safeguard: each head's n_safe best scores set to +inf.
+at::Tensor with_safeguard(const at::Tensor& base, int64_t budget, double alpha) {
+  int64_t n_safe = static_cast<int64_t>(static_cast<double>(budget) * alpha);
+  if (alpha > 0) n_safe = std::max<int64_t>(1, n_safe);
+  n_safe = std::min(n_safe, base.size(1));
+  at::Tensor s = base.clone();
+  if (n_safe > 0) s.scatter_(1, select_topk(base, n_safe), std::numeric_limits<float>::infinity());
+  return s;
+}
+
+class AdaKv final : public Method {
+ public:
+  const MethodInfo& info() const override {
+    static const MethodInfo info = [] {
+      MethodInfo i = method_info(
+          "adakv",
+          "head-wise budgets: a base policy's scores, the layer's heads compete for Hkv x B",
+          "2407.11550", "NVIDIA/kvpress adakv_press.py; FFY0/AdaKV", "AdaKVPress",
+          "mean kept tokens per KV head (heads differ, Hkv x B per layer), the base's kept "
+          "included",
+          kKvpressCheck,
+          {number_param("alpha", 0.2, 0.0, 1.0,
+                        "kvpress: share of B each head keeps by its own scores; original: the "
+                        "uniform budget's weight (floor)"),
+           choice_param("rule", "kvpress", {"kvpress", "original"},
+                        "kvpress (AdaKVPress) or original (the AdaKV paper's budget mix)")},
+          kNeedsNothing, /*window_statistics=*/false, /*wrapper=*/true);
+      i.ragged = true;
+      return i;
+    }();
+    return info;
+  }
+
+  // The kvpress rule's scores (its safeguard forced); the original rule's are the base's.
+  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+    if (static_cast<int>(params.at("rule")) == kOriginal) return view.base;
+    return with_safeguard(view.base, view.budget, params.at("alpha"));
+  }
+
+  at::Tensor select(const LayerView& view, const MethodParams& params) const override {
+    const at::Tensor base = view.base.to(at::kFloat).cpu().contiguous();
+    const int64_t heads = base.size(0), n = base.size(1), budget = std::min(view.budget, n);
+    const double alpha = params.at("alpha");
+    std::vector<at::Tensor> rows;
+    if (static_cast<int>(params.at("rule")) == kKvpress) {
+      const std::vector<int64_t> top =
+          layer_top(with_safeguard(base, budget, alpha).contiguous(), heads * budget);
+      std::vector<std::vector<int64_t>> kept(static_cast<size_t>(heads));
+      for (int64_t flat : top) kept[static_cast<size_t>(flat / n)].push_back(flat % n);
+      for (std::vector<int64_t>& positions : kept) {
+        std::sort(positions.begin(), positions.end());
+        rows.push_back(at::tensor(positions, at::TensorOptions().dtype(at::kLong)));
+      }
+    } else {
+      std::vector<int64_t> counts(static_cast<size_t>(heads), 0);
+      for (int64_t flat : layer_top(base, heads * budget)) ++counts[static_cast<size_t>(flat / n)];
+      std::vector<int64_t> b(counts.size());
+      std::vector<double> fraction(counts.size());
+      int64_t assigned = 0;
+      for (size_t h = 0; h < counts.size(); ++h) {
+        const double x = double(counts[h]) * (1.0 - alpha) + alpha * double(budget);
+        b[h] = static_cast<int64_t>(std::floor(x));
+        fraction[h] = x - std::floor(x);
+        assigned += b[h];
+      }
+      std::vector<size_t> order(counts.size());
+      std::iota(order.begin(), order.end(), size_t{0});
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t c) { return fraction[a] > fraction[c]; });
+      for (size_t i = 0; assigned < heads * budget && i < order.size(); ++i, ++assigned)
+        ++b[order[i]];
+      for (int64_t h = 0; h < heads; ++h) {
+        const int64_t count = std::min(b[static_cast<size_t>(h)], n);
+        rows.push_back(select_topk(base.narrow(0, h, 1), count).reshape({-1}));
+      }
+    }
+    return pad_ragged(rows, base.options());
+  }
+};
+
+const AdaKv method;
+const MethodRegistration registration(method);
+
+}  // namespace
+}  // namespace kvs::evict
