@@ -105,14 +105,17 @@ TEST(ExperimentSpec, MethodsGivenAsPolicies) {
   EXPECT_EQ(spec.method("Knorm").family, "policy");
   EXPECT_EQ(spec.method("Knorm").budgets, (std::vector<int64_t>{32, 64}));
   const Plan plan = make_plan(spec);
-  const auto request = method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("Knorm"),
-                                      32, JobSettings{});
+  JobSettings settings;  // run_spec records the paths absolute
+  settings.model_dir = dir.file("model");
+  settings.longbench_dir = dir.file("longbench");
+  const auto request =
+      method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("Knorm"), 32, settings);
   const evict::Policy policy = search::request_policy(request);
   EXPECT_EQ(policy.method, "knorm");
   EXPECT_EQ(policy.budget.budget, 32);
   EXPECT_EQ(search::run_spec(request, policy).profile_family, "knorm");
   const auto snap = method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("SnapKV-64"),
-                                   64, JobSettings{});
+                                   64, settings);
   EXPECT_EQ(search::request_policy(snap).budget.window, 16);
   EXPECT_EQ(search::run_spec(snap, search::request_policy(snap)).profile_family, "snapkv");
 
