@@ -20,7 +20,7 @@ mkdir -p "$out"
 "$bin" data ruler --model "$model" --out "$out/ruler" --lengths 1024 --count 124 --seed 42 \
   --max-new-tokens 32 --tasks niah_single_1 niah_single_2 | { grep -v '^note' || true; }
 echo
-echo "== the plan: about 15 minutes on 2 CPU cores (measured in the README); the ETA follows each finished job"
+echo "== the plan: about 7 minutes on 2 CPU cores (measured: docs/performance.md); the ETA follows each finished job"
 "$bin" experiment plan "$spec" --longbench "$out/ruler"
 echo
 "$bin" experiment run "$spec" --model "$model" --longbench "$out/ruler" --out "$out/experiment"
