@@ -47,15 +47,21 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
     throw Error(strfmt("compressed cache: num_layers %lld < 1", (long long)num_layers));
   if (decode_capacity < 0) throw Error("compressed cache: negative decode capacity");
   const Policy& first = policies_.front();
+  std::optional<int64_t> statistics;  // the first window-statistics window
+  window_ = 0;
   for (size_t p = 0; p < policies_.size(); ++p) {
-    policies_[p].validate(strfmt("policy %zu", p));
-    if (policies_[p].observation_window() != first.observation_window() ||
-        policies_[p].granularity != first.granularity) {
-      throw error_at(strfmt("policy %zu (%s)", p, policies_[p].name.c_str()),
-                     "window and granularity must equal policy 0's: one cache layout per batch");
+    const Policy& policy = policies_[p];
+    policy.validate(strfmt("policy %zu", p));
+    const std::string where = strfmt("policy %zu (%s)", p, policy.name.c_str());
+    if (policy.granularity != first.granularity)
+      throw error_at(where, "granularity must equal policy 0's: one cache layout per batch");
+    if (const auto own = policy.statistics_window()) {
+      if (statistics && *statistics != *own)
+        throw error_at(where, "its window statistics' window differs from the batch's first");
+      statistics = own;
     }
+    window_ = std::max(window_, policy.observation_window());  // each reads its own last rows
   }
-  window_ = first.observation_window();
   for (const Policy& policy : policies_) {
     const uint32_t needs = policy_needs(policy);
     if (needs & kNeedsColumnSums) signals_ |= model::kSignalColumnSums;

@@ -16,8 +16,10 @@
 // values per head h (footprint() says how many bytes, beside the uniform layout's); next_position =
 // the prompt length (RoPE continues from the original prompt, kept keys keep their rotation). A
 // prompt shorter than a policy's budget keeps everything. All policies of one batch share the
-// window W and the granularity, so every row has the same cache_heads: num_attention_heads
-// (query_head, K/V repeated per query head) or num_key_value_heads (kv_head).
+// granularity, so every row has the same cache_heads: num_attention_heads (query_head, K/V
+// repeated per query head) or num_key_value_heads (kv_head), and the window of their window
+// statistics (Policy::statistics_window); the prefill exposes the widest observation window and
+// each policy reads its own last rows of it.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -49,6 +49,11 @@ int64_t Policy::observation_window() const {
   return needs & kNeedsLastQuery ? 1 : 0;
 }
 
+std::optional<int64_t> Policy::statistics_window() const {
+  if (!is_scoring()) return budget.window;
+  return base ? base->statistics_window() : std::nullopt;
+}
+
 namespace {
 
 // A scoring method's policy: its registered parameters, each at least its minimum, and a budget

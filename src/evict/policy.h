@@ -96,6 +96,10 @@ struct Policy {
   std::string method_name() const;
   // How many trailing query rows the policy reads from the prefill.
   int64_t observation_window() const;
+  // The window its window statistics are computed over (its own, or its base's), or none for a
+  // method scored otherwise: policies of one cache batch share the statistics, so they must agree
+  // on it, while the others read their own last rows of the widest window.
+  std::optional<int64_t> statistics_window() const;
 
   // Throws kvs::Error naming the first invalid field ("<where>.<field>: ...").
   void validate(const std::string& where = "policy") const;

@@ -16,7 +16,7 @@ namespace kvs::search {
 
 namespace {
 
-// Policies that share one decode batch: the same granularity (cache heads), window and anchor.
+// Policies that share one decode batch: the same granularity (cache heads) and statistics window.
 struct LayoutGroup {
   std::vector<size_t> members;  // indices into the caller's policy list
   std::unique_ptr<evict::CompressingObserver> observer;
@@ -29,10 +29,23 @@ class LayoutGroups final : public model::PrefillObserver {
   // members: the indices into `policies` that share this prefill.
   LayoutGroups(const std::vector<evict::Policy>& policies, const std::vector<size_t>& members,
                int64_t num_layers, int64_t decode_capacity) {
+    // A layout: the granularity (cache heads) and the window statistics' window (-1: none). A
+    // policy without window statistics joins a layout of its granularity that has them, so that
+    // as few batches as possible decode (each decode step streams the weights once per batch).
     std::map<std::pair<int, int64_t>, std::vector<size_t>> by_layout;
+    std::map<int, int64_t> statistics_of;  // granularity -> the first statistics window
     for (size_t i : members)
-      by_layout[{static_cast<int>(policies[i].granularity), policies[i].observation_window()}]
+      if (const auto w = policies[i].statistics_window())
+        statistics_of.emplace(static_cast<int>(policies[i].granularity), *w);
+    for (size_t i : members) {
+      const int granularity = static_cast<int>(policies[i].granularity);
+      const auto own = policies[i].statistics_window();
+      const auto shared = statistics_of.find(granularity);
+      by_layout[{granularity, own                             ? *own
+                              : shared != statistics_of.end() ? shared->second
+                                                              : int64_t{-1}}]
           .push_back(i);
+    }
     for (auto& [layout, group] : by_layout) {
       std::vector<evict::Policy> batch;
       for (size_t i : group) batch.push_back(policies[i]);

@@ -1,6 +1,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,18 @@ TEST(CompressedCache, RejectsMixedLayoutsAndMissingLayers) {
   w4.budget.window = 4;
   EXPECT_THROW(CompressingObserver({kvs::evict::snapkv_policy(64), w4}, 4, 0), kvs::Error);
   EXPECT_THROW(CompressingObserver({}, 4, 0), kvs::Error);
+  // Methods scored without window statistics join a batch of their granularity whatever their
+  // window: the prefill exposes the widest, each reads its own last rows.
+  const auto method = [](const char* json) {
+    return kvs::evict::policy_from_json(nlohmann::json::parse(json), "policy");
+  };
+  const CompressingObserver mixed(
+      {method(R"({"method": "snapkv", "budget": 96, "window": 64, "granularity": "kv_head"})"),
+       method(R"({"method": "tova", "budget": 96})"),
+       method(R"({"method": "knorm", "budget": 96})"),
+       method(R"({"method": "r_kv", "budget": 96, "window": 16})")},
+      4, 0);
+  EXPECT_EQ(mixed.window(), 64);
   CompressingObserver observer({kvs::evict::snapkv_policy(64)}, 2, 0);
   const at::Tensor k = at::randn({2, 100, 8}), q = at::randn({4, 8, 8});
   observer.on_layer(kvs::model::PrefillLayer{0, k, k, q});
