@@ -49,12 +49,16 @@ at::Tensor causal_mask(int64_t first_query, int64_t rows, int64_t first_key, int
       .masked_fill(visible.logical_not(), kNegInf);
 }
 
-at::Tensor blocked_prefill(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                           int64_t block_size, std::optional<int64_t> window) {
+// The causal softmax of q [heads, n, d] against k [kv_heads, n, d] (post-RoPE), in blocks of
+// query rows sized by prefill_block_rows: fn(q0, rows, k0, keys, probs) gets each block's float32
+// probabilities [kv_heads, group, rows, keys] of query rows q0.. against keys k0.. (GQA without
+// repeating K), the block's scores already freed.
+template <typename Fn>
+void for_each_row_block(const at::Tensor& q, const at::Tensor& k, int64_t block_size,
+                        std::optional<int64_t> window, Fn&& fn) {
   const int64_t heads = q.size(0), n = q.size(1), d = q.size(2), kv_heads = k.size(0);
   const int64_t group = heads / kv_heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  at::Tensor out = at::empty_like(q);
   const at::Tensor grouped_q = q.view({kv_heads, group, n, d});
   for (int64_t q0 = 0; q0 < n;) {
     const int64_t most_keys =
@@ -62,19 +66,31 @@ at::Tensor blocked_prefill(const at::Tensor& q, const at::Tensor& k, const at::T
     const int64_t rows = std::min(prefill_block_rows(heads, most_keys, block_size), n - q0);
     const int64_t k0 = window ? std::max<int64_t>(0, q0 - *window + 1) : 0;
     const int64_t keys = q0 + rows - k0;
-    // [kv_heads, group * rows, d] x [kv_heads, d, keys]: GQA without repeating K/V.
-    const at::Tensor qb = grouped_q.narrow(2, q0, rows).reshape({kv_heads, group * rows, d});
-    at::Tensor scores = at::bmm(qb, k.narrow(1, k0, keys).transpose(1, 2)).to(at::kFloat);
-    scores.mul_(scale);
-    scores.view({kv_heads, group, rows, keys})
-        .add_(causal_mask(q0, rows, k0, keys, window, q.device()));
-    const at::Tensor probs = at::softmax(scores, -1).to(v.scalar_type());
-    scores.reset();
-    const at::Tensor ob =
-        at::bmm(probs.view({kv_heads, group * rows, keys}), v.narrow(1, k0, keys));
-    out.narrow(1, q0, rows).copy_(ob.view({heads, rows, d}));
+    at::Tensor probs;
+    {
+      // [kv_heads, group * rows, d] x [kv_heads, d, keys]
+      const at::Tensor qb = grouped_q.narrow(2, q0, rows).reshape({kv_heads, group * rows, d});
+      at::Tensor scores = at::bmm(qb, k.narrow(1, k0, keys).transpose(1, 2)).to(at::kFloat);
+      scores.mul_(scale);
+      scores = scores.view({kv_heads, group, rows, keys});
+      scores.add_(causal_mask(q0, rows, k0, keys, window, q.device()));
+      probs = at::softmax(scores, -1);
+    }
+    fn(q0, rows, k0, keys, probs);
     q0 += rows;
   }
+}
+
+at::Tensor blocked_prefill(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                           int64_t block_size, std::optional<int64_t> window) {
+  const int64_t heads = q.size(0), d = q.size(2), kv_heads = k.size(0);
+  at::Tensor out = at::empty_like(q);
+  for_each_row_block(q, k, block_size, window,
+                     [&](int64_t q0, int64_t rows, int64_t k0, int64_t keys, const at::Tensor& p) {
+                       const at::Tensor probs = p.to(v.scalar_type()).view({kv_heads, -1, keys});
+                       const at::Tensor ob = at::bmm(probs, v.narrow(1, k0, keys));
+                       out.narrow(1, q0, rows).copy_(ob.view({heads, rows, d}));
+                     });
   return out;
 }
 
@@ -157,27 +173,14 @@ at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at:
 
 at::Tensor prefill_attention_column_sums(const at::Tensor& q, const at::Tensor& k,
                                          const PrefillAttentionOptions& options) {
-  const int64_t heads = q.size(0), n = q.size(1), d = q.size(2), kv_heads = k.size(0);
-  const int64_t group = heads / kv_heads, block_size = std::max<int64_t>(1, options.block_size);
+  const int64_t heads = q.size(0), n = q.size(1), kv_heads = k.size(0);
   const std::optional<int64_t> window =
       options.sliding_window && *options.sliding_window < n ? options.sliding_window : std::nullopt;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  at::Tensor sums = at::zeros({kv_heads, group, n}, q.options().dtype(at::kFloat));
-  const at::Tensor grouped_q = q.view({kv_heads, group, n, d});
-  for (int64_t q0 = 0; q0 < n;) {
-    const int64_t most_keys =
-        window ? std::min(n, *window + block_size) : std::min(n, q0 + block_size);
-    const int64_t rows = std::min(prefill_block_rows(heads, most_keys, block_size), n - q0);
-    const int64_t k0 = window ? std::max<int64_t>(0, q0 - *window + 1) : 0;
-    const int64_t keys = q0 + rows - k0;
-    const at::Tensor qb = grouped_q.narrow(2, q0, rows).reshape({kv_heads, group * rows, d});
-    at::Tensor scores = at::bmm(qb, k.narrow(1, k0, keys).transpose(1, 2)).to(at::kFloat);
-    scores.mul_(scale);
-    scores = scores.view({kv_heads, group, rows, keys});
-    scores.add_(causal_mask(q0, rows, k0, keys, window, q.device()));
-    sums.narrow(2, k0, keys).add_(at::softmax(scores, -1).sum(2));
-    q0 += rows;
-  }
+  at::Tensor sums = at::zeros({kv_heads, heads / kv_heads, n}, q.options().dtype(at::kFloat));
+  for_each_row_block(q, k, std::max<int64_t>(1, options.block_size), window,
+                     [&](int64_t, int64_t, int64_t k0, int64_t keys, const at::Tensor& probs) {
+                       sums.narrow(2, k0, keys).add_(probs.sum(2));
+                     });
   return sums.view({heads, n});
 }
 
