@@ -97,30 +97,39 @@ class LayerSelection {
     return view;
   }
 
-  // The prefill's tensors as float32, contiguous; refuses a need the caller did not give.
-  LayerView float_view(uint32_t needs, const std::string& where) const {
-    const auto need = [&](uint32_t flag, const at::Tensor& t, const char* what) {
+  // The prefill's tensors as float32, contiguous, each converted once for all the policies of the
+  // layer; refuses a need the caller did not give.
+  LayerView float_view(uint32_t needs, const std::string& where) {
+    const auto need = [&](uint32_t flag, const at::Tensor& t, at::Tensor& slot, const char* what) {
       if (!(needs & flag)) return at::Tensor();
       if (!t.defined()) throw error_at(where, std::string("needs ") + what + ", not given here");
-      return t.to(at::kFloat).contiguous();
+      return converted(t, slot);
     };
     LayerView view;
-    view.keys = layer_.keys.to(at::kFloat).contiguous();
-    view.values = need(kNeedsValues, layer_.values, "the values");
-    view.column_sums = need(kNeedsColumnSums, layer_.column_sums, "the attention column sums");
-    view.pre_rope_queries =
-        need(kNeedsPreRopeQueries, layer_.pre_rope_queries, "the queries before RoPE");
-    view.rope_inv_freq = need(kNeedsPreRopeQueries, layer_.rope_inv_freq, "RoPE's frequencies");
-    view.output_projection =
-        need(kNeedsOutputProjection, layer_.output_projection, "the output projection");
+    view.keys = converted(layer_.keys, float_.keys);
+    view.values = need(kNeedsValues, layer_.values, float_.values, "the values");
+    view.column_sums =
+        need(kNeedsColumnSums, layer_.column_sums, float_.column_sums, "the attention column sums");
+    view.pre_rope_queries = need(kNeedsPreRopeQueries, layer_.pre_rope_queries,
+                                 float_.pre_rope_queries, "the queries before RoPE");
+    view.rope_inv_freq = need(kNeedsPreRopeQueries, layer_.rope_inv_freq, float_.rope_inv_freq,
+                              "RoPE's frequencies");
+    view.output_projection = need(kNeedsOutputProjection, layer_.output_projection,
+                                  float_.output_projection, "the output projection");
     view.layer = layer_.layer;
     view.num_layers = num_layers_;
     return view;
   }
 
+  static const at::Tensor& converted(const at::Tensor& source, at::Tensor& slot) {
+    if (!slot.defined()) slot = source.to(at::kFloat).contiguous();
+    return slot;
+  }
+
   const model::PrefillLayer& layer_;
   int64_t num_layers_;
   std::optional<WindowStats> stats_;
+  LayerView float_;  // the converted tensors, filled as policies need them
 };
 
 at::Tensor every_position(int64_t rows, int64_t n, const at::Tensor& like) {
