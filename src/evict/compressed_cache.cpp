@@ -41,7 +41,8 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
       decode_capacity_(decode_capacity),
       seen_(static_cast<size_t>(std::max<int64_t>(num_layers, 0)), false),
       footprints_(policies_.size()),
-      kept_positions_(policies_.size(), std::vector<at::Tensor>(seen_.size())) {
+      kept_positions_(policies_.size(), std::vector<at::Tensor>(seen_.size())),
+      pending_(seen_.size()) {
   if (policies_.empty()) throw Error("compressed cache: no policy given");
   if (num_layers < 1)
     throw Error(strfmt("compressed cache: num_layers %lld < 1", (long long)num_layers));
@@ -61,6 +62,8 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
       statistics = own;
     }
     window_ = std::max(window_, policy.observation_window());  // each reads its own last rows
+    if (policy.is_scoring() && find_method(policy.method, where + ".method").info().layer_budgets)
+      defers_ = true;
   }
   for (const Policy& policy : policies_) {
     const uint32_t needs = policy_needs(policy);
@@ -77,17 +80,46 @@ void CompressingObserver::on_layer(const model::PrefillLayer& layer) {
     throw Error(strfmt("compressed cache: layer %lld outside [0, %lld)", (long long)layer.layer,
                        (long long)num_layers_));
   }
-  const std::vector<at::Tensor> kept = select_layer(layer, policies_, num_layers_);
-  std::vector<std::pair<at::Tensor, at::Tensor>> rows;
+  PendingLayer& pending = pending_[static_cast<size_t>(layer.layer)];
+  pending.kept = select_layer(layer, policies_, num_layers_, pending.candidates);
+  pending.rows.clear();
+  for (const at::Tensor& kept : pending.kept)
+    pending.rows.push_back(gather_kept(layer.keys, layer.values, kept));
+  // Bytes of one slot of keys and values in the cache.
+  slot_bytes_ = 2 * layer.keys.size(2) * int64_t(layer.keys.element_size());
+  cache_.next_position = layer.keys.size(1);
+  seen_[static_cast<size_t>(layer.layer)] = true;
+  if (!defers_) return assemble(static_cast<size_t>(layer.layer));
+  if (std::all_of(seen_.begin(), seen_.end(), [](bool b) { return b; })) finish_layer_budgets();
+}
+
+void CompressingObserver::finish_layer_budgets() {
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    if (!pending_.front().candidates[p].positions.defined()) continue;  // not a layer-budget one
+    std::vector<LayerCandidates> layers;
+    for (PendingLayer& pending : pending_) layers.push_back(std::move(pending.candidates[p]));
+    const LayerBudgetChoice choice = evict::finish_layer_budgets(policies_[p], layers);
+    for (size_t l = 0; l < pending_.size(); ++l) {
+      PendingLayer& pending = pending_[l];
+      auto& [k, v] = pending.rows[p];
+      const at::Tensor chosen = choice.chosen[l].to(k.device());
+      const at::Tensor slots = chosen.unsqueeze(-1).expand({-1, -1, k.size(2)});
+      k = k.gather(1, slots);
+      v = v.gather(1, slots);
+      pending.kept[p] = pending.kept[p].gather(1, chosen.to(pending.kept[p].device()));
+    }
+  }
+  for (size_t l = 0; l < pending_.size(); ++l) assemble(l);
+}
+
+void CompressingObserver::assemble(size_t layer) {
+  PendingLayer& pending = pending_[layer];
   std::vector<std::vector<int64_t>> head_counts;
   bool ragged = false;
-  rows.reserve(kept.size());
-  // Bytes of one slot of keys and values in the cache.
-  const int64_t slot_bytes = 2 * layer.keys.size(2) * int64_t(layer.keys.element_size());
-  for (size_t p = 0; p < kept.size(); ++p) {
-    rows.push_back(gather_kept(layer.keys, layer.values, kept[p]));
-    head_counts.push_back(kept_counts(kept[p]));
-    const int64_t heads = kept[p].size(0), longest = kept[p].size(1);
+  for (size_t p = 0; p < pending.kept.size(); ++p) {
+    const at::Tensor& kept = pending.kept[p];
+    head_counts.push_back(kept_counts(kept));
+    const int64_t heads = kept.size(0), longest = kept.size(1);
     int64_t total = 0;
     for (int64_t c : head_counts.back()) {
       total += c;
@@ -95,14 +127,13 @@ void CompressingObserver::on_layer(const model::PrefillLayer& layer) {
     }
     Footprint& f = footprints_[p];
     f.kept_entries += total;
-    f.held_bytes += heads * longest * slot_bytes;
-    f.uniform_bytes += heads * ((total + heads - 1) / std::max<int64_t>(heads, 1)) * slot_bytes;
-    kept_positions_[p][static_cast<size_t>(layer.layer)] = kept[p];
+    f.held_bytes += heads * longest * slot_bytes_;
+    f.uniform_bytes += heads * ((total + heads - 1) / std::max<int64_t>(heads, 1)) * slot_bytes_;
+    kept_positions_[p][layer] = kept;
   }
-  cache_.layers[static_cast<size_t>(layer.layer)] = model::assemble_layer_cache(
-      rows, decode_capacity_, ragged ? head_counts : std::vector<std::vector<int64_t>>{});
-  cache_.next_position = layer.keys.size(1);
-  seen_[static_cast<size_t>(layer.layer)] = true;
+  cache_.layers[layer] = model::assemble_layer_cache(
+      pending.rows, decode_capacity_, ragged ? head_counts : std::vector<std::vector<int64_t>>{});
+  pending_[layer] = PendingLayer{};
 }
 
 std::vector<int64_t> CompressingObserver::kept_entries() const {
@@ -120,6 +151,7 @@ model::DecodeCache CompressingObserver::take_cache() {
   cache_.layers.resize(seen_.size());
   cache_.batch = out.batch;
   seen_.assign(seen_.size(), false);
+  pending_.assign(seen_.size(), PendingLayer{});
   return out;
 }
 

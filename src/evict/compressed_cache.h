@@ -15,8 +15,11 @@
 // left-padded to the layer's longest head, which costs (longest - count_h) slots of keys and
 // values per head h (footprint() says how many bytes, beside the uniform layout's); next_position =
 // the prompt length (RoPE continues from the original prompt, kept keys keep their rotation). A
-// prompt shorter than a policy's budget keeps everything. All policies of one batch share the
-// granularity, so every row has the same cache_heads: num_attention_heads (query_head, K/V
+// prompt shorter than a policy's budget keeps everything. A policy whose budgets move between
+// layers (cake) is decided once every layer is seen: until then the observer holds each layer's
+// candidates for it (LayerCandidates: at most layer_budget_cap() entries per KV head) and every
+// policy's gathered rows, and assembles all layers at the last one. All policies of one batch share
+// the granularity, so every row has the same cache_heads: num_attention_heads (query_head, K/V
 // repeated per query head) or num_key_value_heads (kv_head), and the window of their window
 // statistics (Policy::statistics_window); the prefill exposes the widest observation window and
 // each policy reads its own last rows of it.
@@ -28,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "evict/layer_selection.h"
 #include "evict/policy.h"
 #include "model/kv_cache.h"
 #include "model/prefill_observer.h"
@@ -74,6 +78,20 @@ class CompressingObserver final : public model::PrefillObserver {
   std::vector<bool> seen_;
   std::vector<Footprint> footprints_;
   std::vector<std::vector<at::Tensor>> kept_positions_;  // [policy][layer]
+
+  // A layer's selection, held until the layer is assembled (at once, or once every layer is seen
+  // where some policy moves its budget between layers).
+  struct PendingLayer {
+    std::vector<at::Tensor> kept;                         // per policy, as select_layer gave it
+    std::vector<std::pair<at::Tensor, at::Tensor>> rows;  // per policy: its kept keys, values
+    std::vector<LayerCandidates> candidates;              // per policy (layer-budget ones)
+  };
+  std::vector<PendingLayer> pending_;
+  bool defers_ = false;  // some policy moves its budget between layers
+  int64_t slot_bytes_ = 0;
+
+  void finish_layer_budgets();
+  void assemble(size_t layer);
 };
 
 // The kept entries of one row: keys/values [kv_heads, n, d], kept [cache_heads, k] positions

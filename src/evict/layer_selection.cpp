@@ -82,6 +82,22 @@ class LayerSelection {
     return method.select(layer_view(method, policy, where), policy.params);
   }
 
+  // A layer-budget method's candidates on this layer (LayerCandidates).
+  LayerCandidates candidates(const Policy& policy, const std::string& where) {
+    const Method& method = find_method(policy.method, where + ".method");
+    const LayerView view = layer_view(method, policy, where);
+    const int64_t n = view.keys.size(1);
+    LayerCandidates out;
+    out.prompt_length = n;
+    out.preference = method.layer_preference(view, policy.params);
+    const at::Tensor all = method.scores(view, policy.params).to(at::kFloat).contiguous();
+    const int64_t cap = std::clamp<int64_t>(
+        method.layer_budget_cap(n, view.budget, num_layers_, policy.params), 1, n);
+    out.positions = select_topk(all, cap);
+    out.scores = all.gather(1, out.positions).contiguous();
+    return out;
+  }
+
  private:
   LayerView layer_view(const Method& method, const Policy& policy, const std::string& where) {
     const uint32_t needs = method.info().needs;
@@ -136,6 +152,10 @@ at::Tensor every_position(int64_t rows, int64_t n, const at::Tensor& like) {
   return at::arange(n, like.options().dtype(at::kLong)).unsqueeze(0).expand({rows, n}).contiguous();
 }
 
+bool moves_between_layers(const Policy& policy) {
+  return policy.is_scoring() && find_method(policy.method, "method").info().layer_budgets;
+}
+
 void check_layer(const model::PrefillLayer& layer, int64_t num_layers) {
   check_float_tensor(layer.window_queries, "window_queries", 3, "[heads, W, head_dim]");
   check_float_tensor(layer.keys, "keys", 3, "[kv_heads, n, head_dim]");
@@ -161,7 +181,24 @@ at::Tensor method_scores(const Policy& policy, const model::PrefillLayer& layer,
 
 std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
                                      const std::vector<Policy>& policies, int64_t num_layers) {
+  std::vector<LayerCandidates> candidates;
+  for (size_t p = 0; p < policies.size(); ++p) {
+    if (moves_between_layers(policies[p])) {
+      throw error_at(strfmt("policy %zu (%s)", p, policies[p].name.c_str()),
+                     policies[p].method +
+                         " moves its budget between layers: it needs every "
+                         "layer's prefill (generate --dump-kept, or select on "
+                         "every layer's tensors)");
+    }
+  }
+  return select_layer(layer, policies, num_layers, candidates);
+}
+
+std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
+                                     const std::vector<Policy>& policies, int64_t num_layers,
+                                     std::vector<LayerCandidates>& candidates) {
   check_layer(layer, num_layers);
+  candidates.assign(policies.size(), LayerCandidates{});
   const int64_t heads = layer.window_queries.size(0), kv_heads = layer.keys.size(0),
                 n = layer.keys.size(1);
   LayerSelection selection(layer, num_layers);
@@ -169,6 +206,19 @@ std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
   for (size_t p = 0; p < policies.size(); ++p) {
     const Policy& policy = policies[p];
     const std::string where = strfmt("policy %zu (%s)", p, policy.name.c_str());
+    if (moves_between_layers(policy)) {
+      if (n <= policy.budget.budget) {  // kept whole: every layer keeps all, whatever the shares
+        LayerCandidates& c = candidates[p];
+        c.positions = every_position(kv_heads, n, layer.keys);
+        c.scores = at::zeros({kv_heads, n}, layer.keys.options().dtype(at::kFloat));
+        c.preference = 1;
+        c.prompt_length = n;
+      } else {
+        candidates[p] = selection.candidates(policy, where);
+      }
+      kept.push_back(candidates[p].positions.to(layer.keys.device()));
+      continue;
+    }
     if (policy.is_scoring()) {
       // The method's selection: by default the B best of each KV head's scores (select_topk's
       // tie rule: the lower position first); ragged methods pad their shorter heads with -1.
@@ -205,6 +255,34 @@ std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at:
                                      int64_t num_layers) {
   const at::Tensor no_values;
   return select_layer(window_queries, keys, no_values, policies, layer, num_layers);
+}
+
+LayerBudgetChoice finish_layer_budgets(const Policy& policy,
+                                       const std::vector<LayerCandidates>& layers) {
+  if (layers.empty()) throw Error("finish_layer_budgets: no layer given");
+  const Method& method = find_method(policy.method, "policy.method");
+  const int64_t n = layers.front().prompt_length;
+  LayerBudgetChoice out;
+  if (n <= policy.budget.budget) {
+    out.budgets.assign(layers.size(), n);
+  } else {
+    std::vector<double> preferences;
+    for (const LayerCandidates& c : layers) preferences.push_back(c.preference);
+    out.budgets = method.allocate_layers(preferences, n, policy.budget.budget, policy.params);
+  }
+  if (out.budgets.size() != layers.size()) {
+    throw Error(strfmt("%s: %zu layer budgets for %zu layers", policy.method.c_str(),
+                       out.budgets.size(), layers.size()));
+  }
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const LayerCandidates& c = layers[l];
+    if (c.prompt_length != n) throw Error("finish_layer_budgets: the layers' prompts differ");
+    // Never more than the candidates held (the method's cap), never none.
+    int64_t& budget = out.budgets[l];
+    budget = std::clamp<int64_t>(budget, 1, c.positions.size(1));
+    out.chosen.push_back(select_topk(c.scores, budget));
+  }
+  return out;
 }
 
 std::vector<int64_t> kept_counts(const at::Tensor& kept) {

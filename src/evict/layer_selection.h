@@ -25,6 +25,31 @@ namespace kvs::evict {
 // where some policy's method needs them (policy_needs) and may be undefined otherwise.
 std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
                                      const std::vector<Policy>& policies, int64_t num_layers);
+
+// A policy whose budgets move between layers (MethodInfo::layer_budgets, e.g. cake) cannot decide
+// a layer alone. select_layer keeps its candidates instead: each KV head's layer_budget_cap() best
+// scores, ascending (a prompt not longer than the budget: every position), what any allocation
+// could keep; it states their scores and the layer's preference here. finish_layer_budgets then
+// picks every layer's kept set once all layers are seen.
+struct LayerCandidates {
+  at::Tensor positions;  // [kv_heads, c] int64, ascending: what select_layer gave for the policy
+  at::Tensor scores;     // [kv_heads, c] float32: the method's scores at those positions
+  double preference = 0;
+  int64_t prompt_length = 0;  // n
+};
+// The same, filling candidates[p] for each layer-budget policy p (the vector is resized to the
+// policies; the others' entries stay empty). The overload above refuses such policies.
+std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
+                                     const std::vector<Policy>& policies, int64_t num_layers,
+                                     std::vector<LayerCandidates>& candidates);
+
+// A layer-budget policy's decision from every layer's candidates (in layer order).
+struct LayerBudgetChoice {
+  std::vector<int64_t> budgets;    // per layer: the entries each KV head keeps
+  std::vector<at::Tensor> chosen;  // per layer: [kv_heads, budget] indices into the candidates
+};
+LayerBudgetChoice finish_layer_budgets(const Policy& policy,
+                                       const std::vector<LayerCandidates>& layers);
 // The same from the window queries, keys and values alone.
 std::vector<at::Tensor> select_layer(const at::Tensor& window_queries, const at::Tensor& keys,
                                      const at::Tensor& values, const std::vector<Policy>& policies,

@@ -26,6 +26,19 @@ at::Tensor Method::select(const LayerView& view, const MethodParams& params) con
   return select_topk(scores(view, params).to(at::kFloat).contiguous(), view.budget);
 }
 
+double Method::layer_preference(const LayerView&, const MethodParams&) const {
+  throw Error("method " + info().name + " does not move its budget between layers");
+}
+
+std::vector<int64_t> Method::allocate_layers(const std::vector<double>&, int64_t, int64_t,
+                                             const MethodParams&) const {
+  throw Error("method " + info().name + " does not move its budget between layers");
+}
+
+int64_t Method::layer_budget_cap(int64_t n, int64_t, int64_t, const MethodParams&) const {
+  return n;
+}
+
 MethodRegistration::MethodRegistration(const Method& method) { registry().push_back(&method); }
 
 std::vector<const Method*> registered_methods() {
@@ -186,6 +199,8 @@ nlohmann::json methods_to_json() {
                    {"checked", i.checked},
                    {"needs", needs_to_json(i.needs)},
                    {"wrapper", i.wrapper},
+                   {"ragged", i.ragged},
+                   {"layer_budgets", i.layer_budgets},
                    {"params", params}});
   }
   return out;

@@ -73,6 +73,9 @@ struct MethodInfo {
   bool window_statistics = false;  // scored through Policy's window-statistics fields
   bool wrapper = false;  // rescores the scores of the policy in its "base" field (LayerView::base)
   bool ragged = false;   // its select() may keep different counts per KV head of a layer
+  // Its budgets move between layers: each layer states a preference (layer_preference) and the
+  // layers' counts come from all of them (allocate_layers) once the prefill has seen every layer.
+  bool layer_budgets = false;
 };
 
 // MethodInfo's fields in order, as a call (the methods' files state their card in a few lines).
@@ -123,6 +126,19 @@ class Method {
   // the shorter rows with -1 (kRaggedPad), k being the longest head's count. Default: the
   // view.budget best of each head's scores() (select_topk's tie rule), a rectangle.
   virtual at::Tensor select(const LayerView& view, const MethodParams& params) const;
+
+  // Methods whose budgets move between layers (MethodInfo::layer_budgets). Each layer's kept set
+  // is its count's best scores(); the count comes from every layer's preference:
+  // The layer's preference (> 0): how large a share of the model's budget it asks for.
+  virtual double layer_preference(const LayerView& view, const MethodParams& params) const;
+  // Per layer, the entries each KV head keeps (what scores() keeps always included), from every
+  // layer's preference; n > budget (a shorter prompt keeps everything).
+  virtual std::vector<int64_t> allocate_layers(const std::vector<double>& preferences, int64_t n,
+                                               int64_t budget, const MethodParams& params) const;
+  // The most entries allocate_layers may give one layer: what the prefill holds of each layer
+  // until every layer's preference is known (at most n).
+  virtual int64_t layer_budget_cap(int64_t n, int64_t budget, int64_t num_layers,
+                                   const MethodParams& params) const;
 };
 
 // What pads a ragged kept-positions tensor (Method::select, select_layer) on the left.

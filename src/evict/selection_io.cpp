@@ -61,13 +61,33 @@ at::Tensor read_float_tensor(const SafetensorsFile& file, const std::string& nam
 SelectionInput load_selection_input(const std::string& path) {
   const SafetensorsFile file(path);
   SelectionInput in;
-  in.window_queries = read_float_tensor(file, "q_window", 3, "[heads, W, head_dim]");
-  in.keys = read_float_tensor(file, "keys", 3, "[kv_heads, n, head_dim]");
-  const int64_t heads = in.window_queries.size(0), window = in.window_queries.size(1);
-  const int64_t kv_heads = in.keys.size(0), n = in.keys.size(1);
-  if (in.window_queries.size(2) != in.keys.size(2)) {
+  // Rank 4: every layer's tensors stacked along a leading layer axis.
+  const TensorEntry* q = file.find("q_window");
+  const int64_t rank = q && q->shape.size() == 4 ? 4 : 3;
+  const std::string stack = rank == 4 ? "layers, " : "";
+  in.window_queries =
+      read_float_tensor(file, "q_window", rank, "[" + stack + "heads, W, head_dim]");
+  in.keys = read_float_tensor(file, "keys", rank, "[" + stack + "kv_heads, n, head_dim]");
+  if (file.find("values")) {
+    in.values = read_float_tensor(file, "values", rank, "[" + stack + "kv_heads, n, head_dim]");
+    if (in.values.sizes() != in.keys.sizes()) {
+      throw error_at(
+          path, "values " + shape_string(in.values) + " differ from keys " + shape_string(in.keys));
+    }
+  }
+  if (rank == 4) {
+    in.layers = in.keys.size(0);
+    if (in.window_queries.size(0) != in.layers) {
+      throw error_at(path, strfmt("q_window stacks %lld layers, keys %lld",
+                                  (long long)in.window_queries.size(0), (long long)in.layers));
+    }
+  }
+  const int64_t heads = in.window_queries.size(rank - 3), window = in.window_queries.size(rank - 2);
+  const int64_t kv_heads = in.keys.size(rank - 3), n = in.keys.size(rank - 2);
+  if (in.window_queries.size(rank - 1) != in.keys.size(rank - 1)) {
     throw error_at(path, strfmt("q_window head_dim %lld differs from keys head_dim %lld",
-                                (long long)in.window_queries.size(2), (long long)in.keys.size(2)));
+                                (long long)in.window_queries.size(rank - 1),
+                                (long long)in.keys.size(rank - 1)));
   }
   if (kv_heads == 0 || heads % kv_heads != 0) {
     throw error_at(path,
@@ -110,9 +130,14 @@ void write_kept_json(const at::Tensor& kept, const std::string& path) {
 }
 
 void write_kept_layers_json(const std::vector<at::Tensor>& layers, const std::string& path) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const at::Tensor& kept : layers) out.push_back(kept_rows(kept));
-  write_json(nlohmann::json{{"layers", out}}, path);
+  nlohmann::json out = nlohmann::json::array(), counts = nlohmann::json::array();
+  for (const at::Tensor& kept : layers) {
+    out.push_back(kept_rows(kept));
+    nlohmann::json layer = nlohmann::json::array();
+    for (const nlohmann::json& row : out.back()) layer.push_back(row.size());
+    counts.push_back(std::move(layer));
+  }
+  write_json(nlohmann::json{{"layers", out}, {"counts", counts}}, path);
 }
 
 }  // namespace kvs::evict

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "evict/compressed_cache.h"
 #include "evict/layer_selection.h"
 #include "evict/method.h"
 #include "evict/policy.h"
@@ -72,13 +73,14 @@ TEST(Methods, TheRegistryListsEveryMethodOnceAndRefusesUnknownNames) {
   std::vector<std::string> names;
   for (const evict::Method* m : evict::registered_methods()) names.push_back(m->info().name);
   for (const char* expected :
-       {"adakv", "criticalkv", "diverse", "expected_attention", "keydiff", "knorm", "lagkv",
+       {"adakv", "cake", "criticalkv", "diverse", "expected_attention", "keydiff", "knorm", "lagkv",
         "observed_attention", "pyramidkv", "r_kv", "snapkv", "streaming_llm", "tova"})
     EXPECT_EQ(std::count(names.begin(), names.end(), expected), 1) << expected;
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(
       parse_error({{"method", "h2o_typo"}, {"budget", 64}})
-          .rfind("policy.method: unknown method 'h2o_typo' (registered: adakv, criticalkv, ", 0),
+          .rfind("policy.method: unknown method 'h2o_typo' (registered: adakv, cake, criticalkv, ",
+                 0),
       0u);
   const json listed = evict::methods_to_json();
   EXPECT_EQ(listed.size(), names.size());
@@ -667,6 +669,66 @@ TEST(Methods, BadInputNamesTheField) {
             "policy.method: expected a method name, got 3");
   EXPECT_EQ(parse_error({{"method", "snapkv"}, {"budget", 64}, {"n_sink", 4}}),
             "policy.n_sink: unknown field");
+}
+
+}  // namespace
+}  // namespace kvs::test
+
+namespace kvs::test {
+namespace {
+
+// cake decides a layer only with every layer's preference: one layer alone is refused by name;
+// its parameters are checked as the others' are.
+TEST(Methods, CakeNeedsEveryLayerAndRefusesBadTemperatures) {
+  const Layer l = random_layer(4, 2, 200, 16, 32, 5);
+  const evict::Policy cake = method_policy({{"method", "cake"}, {"budget", 64}});
+  try {
+    select(cake, l);
+    ADD_FAILURE() << "cake selected one layer alone";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("moves its budget between layers"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 64}, {"tau1", 0}}),
+            "policy.tau1: must be >= 0.001, got 0");
+  EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 64}, {"tau2", -1}}),
+            "policy.tau2: must be >= 0.001, got -1");
+  EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 32}}),
+            "policy.budget: 32 does not hold the 32 window tokens it always keeps and more");
+}
+
+// cake's layer budgets through the observer: every layer's preference first, then counts that sum
+// to the uniform total, each layer's kept set its count's best scores (the window included).
+TEST(Methods, CakeLayerBudgetsSumToTheUniformTotal) {
+  const evict::Policy cake = method_policy({{"method", "cake"}, {"budget", 48}, {"window", 8}});
+  const int64_t layers = 4;
+  std::vector<Layer> data;
+  for (int64_t i = 0; i < layers; ++i) {
+    data.push_back(random_layer(4, 2, 160, 16, 8, 40 + i));
+    data.back().queries = data.back().queries * (0.5 + double(i));  // the layers differ
+  }
+  evict::CompressingObserver observer({cake}, layers, 0);
+  std::vector<at::Tensor> scores;
+  for (int64_t i = 0; i < layers; ++i) {
+    const model::PrefillLayer layer{i, data[i].keys, data[i].values, data[i].queries};
+    observer.on_layer(layer);
+    scores.push_back(evict::method_scores(cake, layer, layers));
+  }
+  observer.take_cache();
+  std::set<int64_t> counts;
+  int64_t total = 0;
+  for (int64_t i = 0; i < layers; ++i) {
+    const at::Tensor kept = observer.kept_positions(0)[i];
+    counts.insert(kept.size(1));
+    total += kept.numel();
+    for (int64_t h = 0; h < 2; ++h) {
+      const at::Tensor row = scores[i][h];
+      std::vector<double> score(row.data_ptr<float>(), row.data_ptr<float>() + row.numel());
+      EXPECT_EQ(kept_row(kept, h), best(score, kept.size(1))) << "layer " << i << " head " << h;
+    }
+  }
+  EXPECT_EQ(total, layers * 2 * 48);
+  EXPECT_GT(counts.size(), 1u);
 }
 
 }  // namespace

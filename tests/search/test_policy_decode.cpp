@@ -4,7 +4,9 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,6 +128,49 @@ TEST_F(TinyModel, MixedLayoutsOnOnePrefillAnswerAsEachAlone) {
     EXPECT_EQ(rows[p], generate(model, ids, {policies[p]}).front()) << "policy " << p;
   // The window is part of the policy: window 4 keeps other entries than window 8.
   EXPECT_NE(rows[0], rows[1]);
+}
+
+// Budgets that move on one prefill: uniform and pyramid SnapKV, adakv (head-wise), cake (layer-
+// wise, decided once every layer is seen), each row as its policy alone; cake's layers keep
+// different counts, and each cache holds the entries its policy kept.
+TEST_F(TinyModel, AllocatorsShareOnePrefillAndAnswerAsEachAlone) {
+  const model::Transformer model = load();
+  const std::vector<int32_t> ids = prompt(150, 104729, 3000);
+  const nlohmann::json snap = {{"method", "snapkv"}, {"budget", 40},
+                               {"window", 8},        {"kernel", 5},
+                               {"pooling", "avg"},   {"granularity", "kv_head"}};
+  std::vector<Policy> policies;
+  for (const nlohmann::json& j :
+       {snap,
+        nlohmann::json{
+            {"method", "pyramidkv"}, {"budget", 40}, {"window", 8}, {"granularity", "kv_head"}},
+        nlohmann::json{{"method", "adakv"}, {"budget", 40}, {"rule", "original"}, {"base", snap}},
+        nlohmann::json{{"method", "cake"}, {"budget", 40}, {"window", 16}}})
+    policies.push_back(evict::policy_from_json(j));
+  PolicyDecodeOptions options;
+  options.greedy.max_new_tokens = 10;
+  const PolicyDecodes together = decode_with_policies(model, ids, policies, options);
+  ASSERT_EQ(together.tokens.size(), policies.size());
+  for (size_t p = 0; p < policies.size(); ++p) {
+    const PolicyDecodes alone = decode_with_policies(model, ids, {policies[p]}, options);
+    EXPECT_EQ(together.tokens[p], alone.tokens.front()) << policies[p].method_name();
+    EXPECT_EQ(together.footprints[p].kept_entries, alone.footprints.front().kept_entries);
+    for (size_t l = 0; l < alone.kept_positions.front().size(); ++l) {
+      EXPECT_TRUE(together.kept_positions[p][l].equal(alone.kept_positions.front()[l]))
+          << policies[p].method_name() << " layer " << l;
+    }
+  }
+  // cake: layers differ, the total is the uniform one (2 layers x 2 KV heads x 40 here).
+  const std::vector<at::Tensor>& cake = together.kept_positions[3];
+  std::set<int64_t> per_layer;
+  int64_t total = 0;
+  for (const at::Tensor& layer : cake) {
+    per_layer.insert(layer.size(1));
+    total += layer.ge(0).sum().item<int64_t>();
+  }
+  EXPECT_GT(per_layer.size(), 1u) << "cake gave every layer the same budget";
+  EXPECT_EQ(total, int64_t(cake.size()) * cake.front().size(0) * 40);
+  EXPECT_EQ(together.footprints[3].kept_entries, total);
 }
 
 TEST_F(TinyModel, RefusesNothingToDecodeAndLogitsOfSeveralRows) {
