@@ -695,6 +695,9 @@ TEST(Methods, CakeNeedsEveryLayerAndRefusesBadTemperatures) {
             "policy.tau2: must be >= 0.001, got -1");
   EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 32}}),
             "policy.budget: 32 does not hold the 32 window tokens it always keeps and more");
+  EXPECT_EQ(parse_error({{"method", "mixkv"}, {"budget", 64}, {"host", "pyramid"}})
+                .rfind("policy.host: ", 0),
+            0u);
 }
 
 // cake's layer budgets through the observer: every layer's preference first, then counts that sum

@@ -250,8 +250,9 @@ def check_logits(tmp):
         policies[f"adakv-{rule}"] = ({"method": "adakv", "budget": budget, "alpha": 0.2, "rule": rule,
                                      "base": {"method": "snapkv", "window": 64, "kernel": 5,
                                               "pooling": "avg", "granularity": "kv_head"}}, None)
-    # Budgets that move between layers (cake).
+    # Budgets that move between layers (cake) and MixKV's AdaKV host (head budgets).
     policies["cake"] = ({"method": "cake", "budget": budget}, None)
+    policies["mixkv-adakv"] = ({"method": "mixkv", "budget": budget, "host": "adakv"}, None)
     for name, (policy, select) in policies.items():
         dump = os.path.join(tmp, f"{name}.npy")
         kept_path = os.path.join(tmp, f"{name}.kept.json")
@@ -296,7 +297,7 @@ def check_logits(tmp):
             failures.append(f"{name}: decode logits differ by {decode_diff:.3g}")
         if generated != ref_tokens:
             failures.append(f"{name}: greedy tokens {generated} != reference {ref_tokens}")
-        if policy and policy.get("method") in ("adakv", "cake"):
+        if policy and policy.get("method") in ("adakv", "cake", "mixkv"):
             counts = [len(h) for layer in kept for h in layer]
             cache = ours["cache"]
             print(f"[measured] {name}: per-head counts {min(counts)}..{max(counts)}, "

@@ -131,7 +131,8 @@ TEST_F(TinyModel, MixedLayoutsOnOnePrefillAnswerAsEachAlone) {
 }
 
 // Budgets that move on one prefill: uniform and pyramid SnapKV, adakv (head-wise), cake (layer-
-// wise, decided once every layer is seen), each row as its policy alone; cake's layers keep
+// wise, decided once every layer is seen) and mixkv on its AdaKV host, each row as its policy
+// alone; cake's layers keep
 // different counts, and each cache holds the entries its policy kept.
 TEST_F(TinyModel, AllocatorsShareOnePrefillAndAnswerAsEachAlone) {
   const model::Transformer model = load();
@@ -145,7 +146,8 @@ TEST_F(TinyModel, AllocatorsShareOnePrefillAndAnswerAsEachAlone) {
         nlohmann::json{
             {"method", "pyramidkv"}, {"budget", 40}, {"window", 8}, {"granularity", "kv_head"}},
         nlohmann::json{{"method", "adakv"}, {"budget", 40}, {"rule", "original"}, {"base", snap}},
-        nlohmann::json{{"method", "cake"}, {"budget", 40}, {"window", 16}}})
+        nlohmann::json{{"method", "cake"}, {"budget", 40}, {"window", 16}},
+        nlohmann::json{{"method", "mixkv"}, {"budget", 40}, {"window", 16}, {"host", "adakv"}}})
     policies.push_back(evict::policy_from_json(j));
   PolicyDecodeOptions options;
   options.greedy.max_new_tokens = 10;

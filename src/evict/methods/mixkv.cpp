@@ -1,0 +1,126 @@
+// mixkv: a head-wise mix of importance and key diversity (Liu et al., MixKV, arXiv 2510.20707;
+// reference xuyang-liu16/MixKV mixkv/mixkv_utils.py, method "headwisemixkv"; not in kvpress).
+// Per KV head, over the prefix i < n - W:
+//   A_i  SnapKV's window attention: the W rows' full-row softmax (causal inside the window), the
+//        mean over the rows, the mean over the group's query heads, average-pooled (kernel, zero
+//        padding counted);
+//   D_i  key diversity: -u_i . m, u = k / ||k||, m = the mean of all n unit keys; min-max
+//        normalised (+1e-8), rescaled to A's mean: D * mean(A) / (mean(D) + 1e-8);
+//   V_i  the value norm ||v_i||, min-max normalised and rescaled the same way (the reference has no
+//        epsilon there: a head whose values all have one norm gets V = 0 here, not NaN);
+//   r    the head's redundancy, the exact mean pairwise cosine of its keys (n ||m||^2 - 1) /
+//        (n - 1), computed online (the reference loads offline values measured on Qwen2-VL);
+//   s_i = r D_i + (1 - r) (A_i + V_i).
+// Host "snapkv": each KV head keeps its B - W best plus the W window. Host "adakv" (the reference's
+// AdaKVCluster): head budgets from A alone, c_h = head h's share of the layer's Hkv (B - W) best
+// of A (each head's sorted A weighted by its top-(B - W) mass share when normalize is set), b_h =
+// round(c_h (1 - alpha) + int(alpha (B - W))) (half to even, as torch.round); head h keeps its
+// b_h best s plus the window (heads differ: a ragged cache).
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "evict/layer_selection.h"
+#include "evict/method.h"
+#include "evict/topk_select.h"
+#include "evict/window_stats.h"
+
+namespace kvs::evict {
+namespace {
+
+enum Host { kSnapKv = 0, kAdaKv = 1 };
+
+// (x - min) / (max - min + eps) per row, then rescaled to the mean of `like`'s row.
+at::Tensor normalised(const at::Tensor& x, const at::Tensor& like, double eps) {
+  const at::Tensor low = x.amin(-1, true), high = x.amax(-1, true);
+  at::Tensor unit = (x - low) / (high - low + eps);
+  if (eps == 0) unit = at::where(high > low, unit, at::zeros_like(unit));
+  return unit * (like.mean(-1, true) / (unit.mean(-1, true) + 1e-8));
+}
+
+// [kv_heads, n - W]: the SnapKV importance A.
+at::Tensor importance(const LayerView& view, int64_t kernel) {
+  const WindowStats stats = compute_window_stats(view.window_queries, view.keys);
+  const int64_t kv_heads = view.keys.size(0), m = stats.scorable();
+  const at::Tensor grouped = stats.mu.view({kv_heads, stats.heads() / kv_heads, m}).mean(1);
+  if (kernel <= 1) return grouped;
+  return at::avg_pool1d(grouped.unsqueeze(0), {kernel}, {1}, {kernel / 2}, false, true).squeeze(0);
+}
+
+class MixKv final : public Method {
+ public:
+  const MethodInfo& info() const override {
+    static const MethodInfo info = [] {
+      MethodInfo i = method_info(
+          "mixkv",
+          "per head, key diversity mixed with attention + value norm by the head's key redundancy",
+          "2510.20707", "xuyang-liu16/MixKV mixkv/mixkv_utils.py (headwisemixkv)", "",
+          "selected tokens + the W window (host adakv: the mean over KV heads)",
+          "tests/evict/test_mixkv_reference.py",
+          {integer_param("window", 32, 1, "observation window W, always kept"),
+           integer_param("kernel", 5, 1, "average-pooling kernel of the importance"),
+           choice_param("host", "snapkv", {"snapkv", "adakv"},
+                        "snapkv (uniform budgets) or adakv (head budgets from the importance)"),
+           number_param("alpha", 0.2, 0.0, 1.0, "host adakv: the uniform budget's weight (floor)"),
+           boolean_param("normalize", true,
+                         "host adakv: weigh each head's sorted importance by its top mass share")},
+          kNeedsWindowQueries | kNeedsValues);
+      i.ragged = true;
+      return i;
+    }();
+    return info;
+  }
+
+  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+    return mixed(view, importance(view, static_cast<int64_t>(params.at("kernel"))));
+  }
+
+  at::Tensor select(const LayerView& view, const MethodParams& params) const override {
+    const at::Tensor a = importance(view, static_cast<int64_t>(params.at("kernel"))).contiguous();
+    const at::Tensor s = mixed(view, a).contiguous();
+    if (static_cast<int>(params.at("host")) == kSnapKv) return select_topk(s, view.budget);
+    const int64_t kv_heads = s.size(0), n = s.size(1), window = view.window_queries.size(1);
+    const int64_t base = view.budget - window, prefix = n - window;
+    const double alpha = params.at("alpha");
+    at::Tensor sorted = std::get<0>(a.sort(-1, /*descending=*/true));
+    if (params.at("normalize") != 0)
+      sorted = sorted * (sorted.narrow(1, 0, base).sum(-1, true) / sorted.sum(-1, true));
+    const at::Tensor top = rank_top(sorted.reshape({1, -1}).contiguous(), kv_heads * base);
+    const at::Tensor counts =
+        at::bincount(top.reshape({-1}).div(prefix, "floor"), {}, kv_heads).to(at::kDouble);
+    const double floor_capacity = double(static_cast<int64_t>(double(base) * alpha));
+    const at::Tensor budgets =
+        at::round(counts * (1 - alpha) + floor_capacity).to(at::kLong).contiguous();
+    std::vector<at::Tensor> rows;
+    for (int64_t h = 0; h < kv_heads; ++h) {
+      const int64_t count = std::min(budgets.data_ptr<int64_t>()[h] + window, n);
+      rows.push_back(select_topk(s.narrow(0, h, 1), count).reshape({-1}));
+    }
+    return pad_ragged(rows, s.options());
+  }
+
+ private:
+  // [kv_heads, n]: s over the prefix from the importance a, the window +infinity.
+  static at::Tensor mixed(const LayerView& view, const at::Tensor& a) {
+    const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1);
+    const int64_t prefix = n - view.window_queries.size(1);
+    const at::Tensor unit = view.keys / view.keys.norm(2, {-1}, true).clamp_min(1e-12);
+    const at::Tensor mean = unit.sum(1, true) / double(n);  // [kv_heads, 1, d]
+    const at::Tensor similarity = at::matmul(unit.narrow(1, 0, prefix), mean.transpose(1, 2));
+    const at::Tensor diversity = normalised(-similarity.squeeze(-1), a, 1e-8);
+    const at::Tensor value_norm = normalised(view.values.narrow(1, 0, prefix).norm(2, {-1}), a, 0);
+    const at::Tensor r = (double(n) * mean.squeeze(1).pow(2).sum(-1, true) - 1) / double(n - 1);
+    at::Tensor score =
+        at::full({kv_heads, n}, std::numeric_limits<float>::infinity(), view.keys.options());
+    score.narrow(1, 0, prefix).copy_(r * diversity + (1 - r) * (a + value_norm));
+    return score;
+  }
+};
+
+const MixKv method;
+const MethodRegistration registration(method);
+
+}  // namespace
+}  // namespace kvs::evict
