@@ -9,6 +9,7 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "core/strfmt.h"
+#include "experiment/cache_report.h"
 #include "experiment/cell_estimates.h"
 #include "experiment/comparison.h"
 #include "experiment/experiment_scores.h"
@@ -149,6 +150,14 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
     write_table(t, request.out_dir, outcome.files);
     index << to_markdown(t) << "\n";
     index << write_table_statistics(ts, spec, scores, estimates, request, outcome.files);
+  }
+
+  const Table cache = cache_table(spec, results);
+  write_table(cache, request.out_dir, outcome.files);
+  index << to_markdown(cache) << "\n";
+  for (const SvgFigure& f : cache_figures(spec, results)) {
+    write_file(request.out_dir + "/" + f.name + ".svg", f.svg, outcome.files);
+    index << "![" << f.title << "](" << f.name << ".svg)\n\n";
   }
 
   const Table noise = noise_table(spec, results);

@@ -48,6 +48,7 @@ ExperimentResults::ExperimentResults(const ExperimentSpec& spec, const std::stri
         for (const store::PredictionRecord& q : db.predictions_of(*best, "dev")) r.dev_questions.push_back(q.score);
         for (const store::PredictionRecord& q : db.predictions_of(*best, "test"))
           r.test_questions.push_back(q.official_score.value_or(q.score));
+        r.test_cache = db.cache_layout(*best, "test");
       }
       results_.push_back({e.run_key, job.dataset, r});
     }

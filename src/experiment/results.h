@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiment/spec.h"
+#include "store/records.h"
 
 namespace kvs::experiment {
 
@@ -28,6 +29,7 @@ struct MethodResult {
   std::vector<double> lambda1, lambda2;  // per layer, of the best state
   // Per-question scores in [0, 1] of the best state: dev (raw), test (official, once replayed).
   std::vector<double> dev_questions, test_questions;
+  std::optional<store::CacheLayout> test_cache;  // where its cache went on the test questions
   std::vector<TrajectoryPoint> trajectory;
 };
 

@@ -1,6 +1,9 @@
 #include "search/evaluator.h"
 
+#include <ATen/core/Tensor.h>
+
 #include "core/progress.h"
+#include "evict/layer_selection.h"
 #include "search/policy_decode.h"
 
 namespace kvs::search {
@@ -23,9 +26,15 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
   outcome.prompt_tokens = static_cast<int64_t>(q.prompt_ids.size());
   outcome.prefill_seconds = decodes.prefill_seconds;
   outcome.decode_seconds = decodes.decode_seconds;
-  for (std::vector<int32_t>& tokens : decodes.tokens) {
+  for (size_t p = 0; p < decodes.tokens.size(); ++p) {
     PolicyAnswer a;
-    a.tokens = std::move(tokens);
+    a.tokens = std::move(decodes.tokens[p]);
+    if (p < policies.size()) {  // the full cache, answered last, keeps everything
+      for (const at::Tensor& kept : decodes.kept_positions[p])
+        a.kept_counts.push_back(evict::kept_counts(kept));
+      a.cache_bytes = decodes.footprints[p].held_bytes;
+      a.uniform_bytes = decodes.footprints[p].uniform_bytes;
+    }
     a.prediction = tok_.decode(a.tokens, /*skip_special=*/true);
     a.score = longbench::score_example(set.dataset, a.prediction, q.answers, q.all_classes, options.variant);
     outcome.answers.push_back(std::move(a));

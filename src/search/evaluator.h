@@ -25,6 +25,11 @@ struct PolicyAnswer {
   std::vector<int32_t> tokens;  // generated ids, the stop token included when hit
   std::string prediction;       // decoded, special tokens skipped
   double score = 0;             // per the variant asked for (0..1)
+  // Where its cache went (a policy's answers; the full cache has none): entries kept per layer
+  // and cache head, and the bytes its row held beside the uniform layout's at the same mean.
+  std::vector<std::vector<int64_t>> kept_counts;
+  int64_t cache_bytes = 0;
+  int64_t uniform_bytes = 0;
 };
 
 struct QuestionOutcome {

@@ -27,6 +27,37 @@ std::vector<store::PredictionRecord> prediction_records(const QuestionSet& set,
   return out;
 }
 
+std::optional<store::CacheLayout> cache_layout(const std::vector<QuestionOutcome>& outcomes,
+                                               size_t policy) {
+  store::CacheLayout c;
+  for (const auto& o : outcomes) {
+    const PolicyAnswer& a = o.answers[policy];
+    if (a.kept_counts.empty()) return std::nullopt;  // not recorded (the full cache)
+    if (c.counts.empty()) {
+      for (const auto& layer : a.kept_counts) c.counts.emplace_back(layer.size(), 0.0);
+    }
+    if (a.kept_counts.size() != c.counts.size()) return std::nullopt;  // not one layout
+    for (size_t l = 0; l < c.counts.size(); ++l) {
+      if (a.kept_counts[l].size() != c.counts[l].size()) return std::nullopt;
+      for (size_t h = 0; h < c.counts[l].size(); ++h) {
+        c.counts[l][h] += double(a.kept_counts[l][h]);
+        c.kept_entries += double(a.kept_counts[l][h]);
+      }
+    }
+    c.held_bytes += double(a.cache_bytes);
+    c.uniform_bytes += double(a.uniform_bytes);
+    ++c.questions;
+  }
+  if (c.questions == 0) return std::nullopt;
+  const double n = double(c.questions);
+  for (auto& layer : c.counts)
+    for (double& x : layer) x /= n;
+  c.kept_entries /= n;
+  c.held_bytes /= n;
+  c.uniform_bytes /= n;
+  return c;
+}
+
 store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers, const QuestionSet& dev,
                                 const std::vector<QuestionOutcome>& outcomes, size_t p, double seconds) {
   store::StateRecord r;
@@ -36,6 +67,7 @@ store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers,
   r.dev_score = policy_score(outcomes, p);
   r.seconds = seconds;
   r.predictions = prediction_records(dev, outcomes, p, false);
+  r.cache = cache_layout(outcomes, p);
   return r;
 }
 
@@ -48,6 +80,7 @@ store::ReplayRecord replay_record(const QuestionSet& test, const std::vector<Que
   for (const auto& p : replay.predictions) raw.push_back(p.score);
   replay.score = longbench::dataset_score(raw);
   replay.seconds = seconds;
+  replay.cache = cache_layout(outcomes, policy);
   return replay;
 }
 

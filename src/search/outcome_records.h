@@ -2,6 +2,7 @@
 // a dev-split state and a test-split replay.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "evict/policy.h"
@@ -16,14 +17,19 @@ std::vector<store::PredictionRecord> prediction_records(const QuestionSet& set,
                                                         const std::vector<QuestionOutcome>& outcomes,
                                                         size_t policy, bool official);
 
+// Where policy `policy`'s cache went over the outcomes (means per question), or none where the
+// answers carry no kept counts (the full cache).
+std::optional<store::CacheLayout> cache_layout(const std::vector<QuestionOutcome>& outcomes,
+                                               size_t policy);
+
 // The state of `policy`, the batch's policy `p`, evaluated on the dev questions `dev`: its
-// per-layer lambdas, JSON, dev score and predictions, and `seconds`. The caller fills in where the
-// search put it (eval_order, latent, accepted, best_so_far and the move).
+// per-layer lambdas, JSON, dev score, predictions and cache layout, and `seconds`. The caller fills
+// in where the search put it (eval_order, latent, accepted, best_so_far and the move).
 store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers, const QuestionSet& dev,
                                 const std::vector<QuestionOutcome>& outcomes, size_t p, double seconds);
 
 // A test replay of policy `policy` from officially scored outcomes: the official dataset score,
-// the raw score and every prediction.
+// the raw score, every prediction and the cache layout.
 store::ReplayRecord replay_record(const QuestionSet& test, const std::vector<QuestionOutcome>& outcomes,
                                   size_t policy, double seconds);
 

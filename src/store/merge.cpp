@@ -110,6 +110,7 @@ class SourceMerge {
       record.official_score = replay.official_score;
       record.seconds = replay.seconds;
       record.predictions = select_predictions(from_, replay.state_id, replay.split);
+      record.cache = select_cache_layout(from_, replay.state_id, replay.split);
       insert_replay(into_, state_id, record, replay.created_at);
       ++report_.replays_added;
       report_.predictions_added += static_cast<int64_t>(record.predictions.size());

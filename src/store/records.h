@@ -84,6 +84,22 @@ struct PredictionRecord {
   double seconds = 0;
 };
 
+// Where one policy's cache went on a split: the entries each (layer, cache head) kept and the bytes
+// its cache row held, beside the uniform layout's at the same mean budget, each the mean over the
+// split's questions.
+struct CacheLayout {
+  int64_t questions = 0;
+  double kept_entries = 0;   // prompt entries kept, summed over layers and cache heads
+  double held_bytes = 0;     // keys and values held for the prompt (ragged heads padded)
+  double uniform_bytes = 0;  // the uniform layout at the same mean budget
+  std::vector<std::vector<double>> counts;  // [layer][cache head]: entries kept
+
+  bool operator==(const CacheLayout& o) const {
+    return questions == o.questions && kept_entries == o.kept_entries &&
+           held_bytes == o.held_bytes && uniform_bytes == o.uniform_bytes && counts == o.counts;
+  }
+};
+
 // One evaluated state of a run: a policy and its dev-split result.
 struct StateRecord {
   int64_t eval_order = 0;          // 0 for the first (warm start), then 1, 2, ... without gaps
@@ -98,6 +114,7 @@ struct StateRecord {
   std::optional<double> delta;                // the signed move of that coordinate
   double seconds = 0;
   std::vector<PredictionRecord> predictions;  // per dev question
+  std::optional<CacheLayout> cache;           // the dev split's, where recorded
 };
 
 struct State {
@@ -113,6 +130,7 @@ struct ReplayRecord {
   double official_score = 0;  // dataset score with the official scorer
   double seconds = 0;
   std::vector<PredictionRecord> predictions;  // per test question
+  std::optional<CacheLayout> cache;           // the test split's, where recorded
 };
 
 struct Replay {

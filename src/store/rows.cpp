@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "store/schema.h"
 #include "store/sqlite.h"
 
 namespace kvs::store {
@@ -144,7 +145,49 @@ void insert_predictions(Connection& db, int64_t state_id, const std::string& spl
   }
 }
 
+void insert_cache_layout(Connection& db, int64_t state_id, const std::string& split,
+                         const CacheLayout& c) {
+  Statement insert(
+      db,
+      "INSERT INTO cache_layouts (state_id, split, questions, kept_entries, "
+      "held_bytes, uniform_bytes, counts_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      "recording the " + split + " cache layout of state id " + std::to_string(state_id));
+  insert.bind(1, state_id)
+      .bind(2, split)
+      .bind(3, c.questions)
+      .bind(4, c.kept_entries)
+      .bind(5, c.held_bytes)
+      .bind(6, c.uniform_bytes)
+      .bind(7, nlohmann::json(c.counts).dump());
+  insert.run();
+}
+
 }  // namespace
+
+std::optional<CacheLayout> select_cache_layout(Connection& db, int64_t state_id,
+                                               const std::string& split) {
+  if (!has_table(db, "cache_layouts")) return std::nullopt;
+  Statement select(
+      db,
+      "SELECT questions, kept_entries, held_bytes, uniform_bytes, counts_json FROM "
+      "cache_layouts WHERE state_id = ?1 AND split = ?2",
+      "reading the " + split + " cache layout of state id " + std::to_string(state_id));
+  select.bind(1, state_id).bind(2, split);
+  if (!select.step()) return std::nullopt;
+  CacheLayout c;
+  c.questions = select.integer(0);
+  c.kept_entries = select.real(1);
+  c.held_bytes = select.real(2);
+  c.uniform_bytes = select.real(3);
+  const std::string where =
+      db.path() + ": cache layout of state " + std::to_string(state_id) + " column counts_json";
+  try {
+    c.counts = nlohmann::json::parse(select.text(4)).get<std::vector<std::vector<double>>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw error_at(where, std::string("not a list of lists of numbers: ") + e.what());
+  }
+  return c;
+}
 
 std::optional<Experiment> select_experiment(Connection& db, const std::string& name) {
   Statement select(db, (std::string(kSelectExperiment) + " WHERE name = ?1").c_str(),
@@ -305,8 +348,12 @@ std::vector<State> select_states(Connection& db, int64_t run_id, bool with_predi
   select.bind(1, run_id);
   std::vector<State> out;
   while (select.step()) out.push_back(state_from(db, select));
-  if (with_predictions)
-    for (State& state : out) state.record.predictions = select_predictions(db, state.id, "dev");
+  if (with_predictions) {
+    for (State& state : out) {
+      state.record.predictions = select_predictions(db, state.id, "dev");
+      state.record.cache = select_cache_layout(db, state.id, "dev");
+    }
+  }
   return out;
 }
 
@@ -346,6 +393,7 @@ int64_t insert_state(Connection& db, int64_t run_id, const StateRecord& r,
   insert_predictions(
       db, state_id, "dev", r.predictions,
       "state " + std::to_string(r.eval_order) + " of run id " + std::to_string(run_id));
+  if (r.cache) insert_cache_layout(db, state_id, "dev", *r.cache);
   return state_id;
 }
 
@@ -421,6 +469,7 @@ int64_t insert_replay(Connection& db, int64_t state_id, const ReplayRecord& r,
   const int64_t replay_id = db.last_insert_rowid();
   insert_predictions(db, state_id, "test", r.predictions,
                      "the replay of state id " + std::to_string(state_id));
+  if (r.cache) insert_cache_layout(db, state_id, "test", *r.cache);
   return replay_id;
 }
 

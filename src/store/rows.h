@@ -32,10 +32,10 @@ std::vector<Run> select_runs(Connection& db);
 int64_t insert_run(Connection& db, const Run& run);
 void update_run_finished(Connection& db, int64_t run_id, const std::string& finished_at);
 
-// In eval_order; record.predictions filled when with_predictions.
+// In eval_order; record.predictions and record.cache filled when with_predictions.
 std::vector<State> select_states(Connection& db, int64_t run_id, bool with_predictions);
 std::optional<State> select_state(Connection& db, int64_t state_id);
-// The state and its predictions (split "dev").
+// The state, its predictions and its cache layout (split "dev").
 int64_t insert_state(Connection& db, int64_t run_id, const StateRecord& state,
                      const std::string& created_at);
 
@@ -43,10 +43,14 @@ int64_t insert_state(Connection& db, int64_t run_id, const StateRecord& state,
 std::vector<PredictionRecord> select_predictions(Connection& db, int64_t state_id,
                                                  const std::string& split);
 
+// A state's cache layout on a split ("dev", "test"), if recorded (a version-1 file has none).
+std::optional<CacheLayout> select_cache_layout(Connection& db, int64_t state_id,
+                                               const std::string& split);
+
 // In the replayed states' eval_order.
 std::vector<Replay> select_replays(Connection& db, int64_t run_id);
 bool replay_exists(Connection& db, int64_t state_id);
-// The replay and its predictions (split "test").
+// The replay, its predictions and its cache layout (split "test").
 int64_t insert_replay(Connection& db, int64_t state_id, const ReplayRecord& replay,
                       const std::string& created_at);
 

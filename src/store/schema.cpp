@@ -15,7 +15,8 @@ namespace kvs::store {
 
 namespace {
 
-// Version 1. Timestamps are UTC ISO-8601 text; JSON columns hold JSON text; NULL means "does not
+// Version 1 (version 2 adds kVersion2Sql below). Timestamps are UTC ISO-8601 text; JSON columns
+// hold JSON text; NULL means "does not
 // apply" (see README.md for every column).
 constexpr const char* kSchemaSql = R"SQL(
 CREATE TABLE experiments (
@@ -115,6 +116,21 @@ FROM states
 JOIN runs ON runs.id = states.run_id
 LEFT JOIN replays ON replays.state_id = states.id
 WHERE states.accepted = 1;
+)SQL";
+
+// What version 2 added to version 1.
+constexpr const char* kVersion2Sql = R"SQL(
+CREATE TABLE cache_layouts (
+  id             INTEGER PRIMARY KEY,
+  state_id       INTEGER NOT NULL REFERENCES states(id),
+  split          TEXT NOT NULL CHECK (split IN ('dev', 'test')),
+  questions      INTEGER NOT NULL CHECK (questions >= 1),
+  kept_entries   REAL NOT NULL,
+  held_bytes     REAL NOT NULL,
+  uniform_bytes  REAL NOT NULL,
+  counts_json    TEXT NOT NULL,
+  UNIQUE (state_id, split)
+);
 )SQL";
 
 constexpr unsigned char kSqliteMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
@@ -223,6 +239,7 @@ std::unique_ptr<Connection> open_database(const std::string& path, Access access
     const bool create = identity.fresh();
     if (create) {
       connection->exec(kSchemaSql, "creating the schema");
+      connection->exec(kVersion2Sql, "creating the schema");
       connection->exec(
           strfmt("PRAGMA application_id = %lld; PRAGMA user_version = %lld",
                  static_cast<long long>(kApplicationId), static_cast<long long>(kSchemaVersion)),
@@ -242,10 +259,28 @@ std::unique_ptr<Connection> open_database(const std::string& path, Access access
     throw error_at(path, "database schema version " + std::to_string(version) +
                              " is newer than this build's version " +
                              std::to_string(kSchemaVersion) + ": open it with a newer kvsearch");
+  if (version == 1) {
+    if (read_only) return connection;  // read as it is: it has no cache layouts
+    Transaction transaction(*connection);
+    if (pragma_integer(*connection, "PRAGMA user_version") == 1) {  // not migrated meanwhile
+      connection->exec(kVersion2Sql, "migrating the schema from version 1 to 2");
+      connection->exec("PRAGMA user_version = 2", "recording the schema version");
+      log::debug(path + ": migrated the schema from version 1 to 2 (cache_layouts)");
+    }
+    transaction.commit();
+    return connection;
+  }
   if (version != kSchemaVersion)
     throw error_at(path, "unknown database schema version " + std::to_string(version) +
                              " (this build writes " + std::to_string(kSchemaVersion) + ")");
   return connection;
+}
+
+bool has_table(Connection& connection, const std::string& name) {
+  Statement statement(connection, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                      "looking up table " + name);
+  statement.bind(1, name);
+  return statement.step();
 }
 
 void check_integrity(Connection& connection) {

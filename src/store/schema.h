@@ -14,19 +14,23 @@ enum class Access { read_write, read_only };
 
 // Kept in PRAGMA user_version. Bump it with every change to the tables, and teach
 // open_database() to migrate the older versions it can.
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;
 // Kept in PRAGMA application_id ("KVSR"): tells our databases from other SQLite files.
 constexpr int64_t kApplicationId = 0x4B565352;
 
 // Opens a kvsearch database: checks the file's header, sets the connection's pragmas (WAL,
 // foreign keys), creates the schema in a new or empty file (read_write only), and refuses files
-// of other applications and of newer schema versions. read_only refuses a missing file.
+// of other applications and of newer schema versions. A version-1 file (no cache_layouts table)
+// is migrated when opened read_write and read as it is otherwise. read_only refuses a missing file.
 std::unique_ptr<Connection> open_database(const std::string& path, Access access,
                                           int busy_timeout_ms);
 
 // Checks the first bytes of an existing file: a SQLite header whose recorded size the file
 // actually has. Catches random bytes and truncated copies before SQLite reads any page.
 void check_file_header(const std::string& path);
+
+// Whether the database has the table (a version-1 file lacks cache_layouts).
+bool has_table(Connection& connection, const std::string& name);
 
 // SQLite's quick_check: reads every page, O(file size). Throws naming the file when damaged.
 void check_integrity(Connection& connection);

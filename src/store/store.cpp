@@ -215,6 +215,10 @@ std::vector<Replay> Store::replays_of(const Run& run) { return select_replays(*d
 
 bool Store::has_replay(const State& state) { return replay_exists(*db_, state.id); }
 
+std::optional<CacheLayout> Store::cache_layout(const State& state, const std::string& split) {
+  return select_cache_layout(*db_, state.id, split);
+}
+
 std::optional<State> Store::last_accepted(const Run& run) {
   std::optional<State> last;
   for (State& s : select_states(*db_, run.id, false))

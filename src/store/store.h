@@ -65,6 +65,8 @@ class Store {
   int64_t record_replay(const State& state, const ReplayRecord& replay);
   // In the replayed states' eval_order.
   std::vector<Replay> replays_of(const Run& run);
+  // Where the state's cache went on a split ("dev", "test"), where recorded.
+  std::optional<CacheLayout> cache_layout(const State& state, const std::string& split);
   // Whether `state` has its test replay (what a rerun skips).
   bool has_replay(const State& state);
   // The run's last accepted state (the best a search found; a fixed policy's only state), if any.

@@ -220,6 +220,18 @@ def main():
         (table2,) = [t for t in spec["tables"] if t["name"] == "table2"]
         check(len(lines) == 1 + len(spec["budgets"]) and lines[0].startswith(",".join(["Budget", *table2["methods"]])),
               f"table 2 csv: {lines}")
+        # Where the cache went: uniform SnapKV keeps B in every layer and head, PyramidKV's layers
+        # differ and only they are drawn; the layouts came through the merge.
+        cache = read_text(os.path.join(report, "cache.md"))
+        snap = [line for line in cache.splitlines() if line.startswith("| SnapKV | 32 |")]
+        check(snap and snap[0].startswith("| SnapKV | 32 | 32.0 | 32.0..32.0 |"),
+              f"cache table: SnapKV at B = 32 is not 32 per head and layer:\n{cache}")
+        pyramid = [line for line in cache.splitlines() if line.startswith("| PyramidKV | 32 |")]
+        check(pyramid and "32.0..32.0" not in pyramid[0], f"cache table: PyramidKV's layers equal:\n{cache}")
+        layers_svg = os.path.join(report, "cache_layers_B32.svg")
+        check(os.path.isfile(layers_svg) and "PyramidKV" in read_text(layers_svg)
+              and ">SnapKV<" not in read_text(layers_svg),
+              "cache_layers_B32.svg does not draw PyramidKV alone of the uniform and pyramid methods")
         index = read_text(os.path.join(report, "README.md"))
         check("pipeline.json" in index and "commit" in index, "the report does not name its spec and commit")
         figures_drawn = "figures skipped" not in text

@@ -68,6 +68,9 @@ inline StateRecord make_state(int64_t order, int questions = 3) {
   }
   s.seconds = 12.5;
   for (int q = 0; q < questions; ++q) s.predictions.push_back(make_prediction(q, q / 3.0));
+  // Every other state records where its cache went (a layer-wise allocator's counts differ).
+  if (order % 2 == 0)
+    s.cache = CacheLayout{questions, 1.0 / 3.0 + order, 4096.5, 4096, {{0.1 + 0.2, 7}, {9.25, 2}}};
   return s;
 }
 
@@ -77,6 +80,7 @@ inline ReplayRecord make_replay(int questions = 4) {
   r.official_score = 70.25;
   r.seconds = 99.5;
   for (int q = 0; q < questions; ++q) r.predictions.push_back(make_prediction(100 + q, 0.5));
+  r.cache = CacheLayout{questions, 40.5, 8192, 6144, {{12.5, 1.0 / 7.0}, {20, 7}}};
   return r;
 }
 
@@ -129,6 +133,7 @@ inline void expect_same(const StateRecord& a, const StateRecord& b) {
   EXPECT_EQ(a.delta, b.delta);
   EXPECT_EQ(a.seconds, b.seconds);
   expect_same(a.predictions, b.predictions);
+  EXPECT_EQ(a.cache, b.cache);
 }
 
 // Runs `action`, which must throw a kvs::Error whose message contains every one of `parts`.

@@ -103,6 +103,16 @@ TEST(Merge, CombinesJobsOnceAndIsIdempotent) {
   }
   expect_same(target.predictions_of(into_states[0], "test"),
               source.predictions_of(from_states[0], "test"));
+  // Where each state's cache went, on both splits, is copied with it.
+  for (size_t i = 0; i < from_states.size(); ++i) {
+    for (const char* split : {"dev", "test"}) {
+      EXPECT_EQ(target.cache_layout(into_states[i], split),
+                source.cache_layout(from_states[i], split))
+          << "state " << i << " " << split;
+    }
+  }
+  ASSERT_TRUE(target.cache_layout(into_states[0], "test").has_value());
+  EXPECT_EQ(target.cache_layout(into_states[0], "test")->counts[1][1], 7);
   const auto jobs = target.list_jobs();
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_TRUE(jobs[0].finished);

@@ -89,6 +89,43 @@ TEST(Schema, NewerSchemaVersionIsRefused) {
   expect_error([&] { Store store(path, Access::read_only); }, {path, "newer"});
 }
 
+// A version-1 file (before cache_layouts) reads as it is and is migrated when opened for
+// writing: its data kept, the layouts of new states recorded.
+TEST(Schema, VersionOneIsReadAndMigratedOnWrite) {
+  ScratchDir dir;
+  const std::string path = dir.file("v1.db");
+  {
+    Store store(path);
+    store.record_state(store.find_or_create_run(make_spec("r")).run, make_state(0));
+  }
+  {
+    Connection db(path, false, 1000);
+    db.exec("DROP TABLE cache_layouts; PRAGMA user_version = 1", "test");
+  }
+  {
+    Store store(path, Access::read_only);
+    const store::Run run = store.list_runs().front();
+    const State state = store.states_of(run).front();
+    EXPECT_FALSE(store.cache_layout(state, "dev").has_value());
+    Connection db(path, true, 1000);
+    EXPECT_EQ(pragma(db, "PRAGMA user_version"), 1);
+  }
+  Store store(path);
+  {
+    Connection db(path, true, 1000);
+    EXPECT_EQ(pragma(db, "PRAGMA user_version"), 2);
+  }
+  const store::Run run = store.find_or_create_run(make_spec("r")).run;
+  StateRecord with_layout = make_state(1);
+  with_layout.cache = CacheLayout{3, 10.5, 2048, 1024, {{2.5, 3}, {4, 1}}};
+  store.record_state(run, with_layout);
+  const std::vector<State> states = store.states_of(run);
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_FALSE(store.cache_layout(states[0], "dev").has_value());
+  EXPECT_EQ(store.cache_layout(states[1], "dev"), with_layout.cache);
+  EXPECT_FALSE(store.cache_layout(states[1], "test").has_value());
+}
+
 TEST(Schema, OtherSqliteDatabaseIsRefused) {
   ScratchDir dir;
   const std::string path = dir.file("other.db");
