@@ -1,5 +1,6 @@
 #include "bench/search_bench.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -83,6 +84,22 @@ SearchBenchResult bench_search(const SearchBenchOptions& o) {
     for (size_t q = 0; q < batched.size(); ++q)
       if (alone[p][q].answers[0].tokens != batched[q].answers[p].tokens) ++r.disagreements;
   r.predictions_agree = r.disagreements == 0;
+  for (size_t p = 0; p < policies.size(); ++p) {
+    double kept = 0, cells = 0, held = 0, uniform = 0;
+    for (const QuestionOutcome& o : batched) {
+      const PolicyAnswer& a = o.answers[p];
+      for (const auto& layer : a.kept_counts) {
+        for (int64_t c : layer) kept += double(c);
+        cells += double(layer.size());
+      }
+      held += double(a.cache_bytes);
+      uniform += double(a.uniform_bytes);
+    }
+    const double n = double(std::max<size_t>(batched.size(), 1));
+    r.kept_per_head.push_back(cells > 0 ? kept / cells : 0);
+    r.held_bytes.push_back(held / n);
+    r.uniform_bytes.push_back(uniform / n);
+  }
   return r;
 }
 
@@ -98,6 +115,9 @@ std::string search_bench_json(const SearchBenchResult& r) {
   j["predictions_agree"] = r.predictions_agree;
   j["disagreements"] = r.disagreements;
   j["policy_names"] = r.names;
+  j["kept_per_head"] = r.kept_per_head;
+  j["held_bytes"] = r.held_bytes;
+  j["uniform_bytes"] = r.uniform_bytes;
   if (r.snapkv_seconds > 0) {
     j["snapkv_seconds"] = r.snapkv_seconds;
     j["batched_over_snapkv"] = r.batched_over_snapkv;
@@ -121,6 +141,15 @@ std::string search_bench_table(const SearchBenchResult& r) {
   }
   out << strfmt("predictions agree: %s (%lld differing outputs)\n",
                 r.predictions_agree ? "yes" : "NO", static_cast<long long>(r.disagreements));
+  // Where each policy's cache went: ragged heads are padded to their layer's longest head.
+  out << strfmt("%-24s %14s %12s %12s %8s\n", "policy", "kept/head/lyr", "held MiB", "uniform MiB",
+                "ratio");
+  constexpr double kMiB = 1024.0 * 1024.0;
+  for (size_t p = 0; p < r.names.size() && p < r.held_bytes.size(); ++p) {
+    out << strfmt("%-24s %14.1f %12.3f %12.3f %8.3f\n", r.names[p].c_str(), r.kept_per_head[p],
+                  r.held_bytes[p] / kMiB, r.uniform_bytes[p] / kMiB,
+                  r.uniform_bytes[p] > 0 ? r.held_bytes[p] / r.uniform_bytes[p] : 0.0);
+  }
   return out.str();
 }
 

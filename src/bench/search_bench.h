@@ -29,6 +29,9 @@ struct SearchBenchResult {
   std::vector<std::string> names;  // the policies, in batch order
   double snapkv_seconds = 0;       // --methods: the snapkv policy alone, every question
   double batched_over_snapkv = 0;  // the batch's time over snapkv's alone (goal <= 1.5)
+  // Per policy, the mean over questions of the entries kept per cache head and layer, and of the
+  // bytes its cache row held for the prompt beside the uniform layout's at the same mean budget.
+  std::vector<double> kept_per_head, held_bytes, uniform_bytes;
 };
 
 SearchBenchResult bench_search(const SearchBenchOptions& options);
