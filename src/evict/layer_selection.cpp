@@ -109,8 +109,52 @@ class LayerSelection {
         throw error_at(where, policy.method + " needs the last query row, none was given");
       view.last_query = view.window_queries.select(1, view.window_queries.size(1) - 1);
     }
-    if (policy.base) view.base = scores(*policy.base, where + ".base");
+    if (policy.base) {
+      const Policy& base = *policy.base;
+      view.base = scores(base, where + ".base");
+      view.base_select = [this, &base, where](const std::vector<int64_t>& counts) {
+        return select_counts(base, counts, where + ".base");
+      };
+      // An allocating wrapper over a window-statistics base shares out that base's layer budget
+      // (its schedule's: pyramid budgets compose with head-wise ones).
+      if (method.info().allocates && !base.is_scoring()) {
+        const LayerBudgets budgets = layer_budgets(base.budget, layer_.keys.size(1), num_layers_);
+        if (budgets.compress)
+          view.budget = budgets.selected[static_cast<size_t>(layer_.layer)] + base.budget.window;
+      }
+    }
     return view;
+  }
+
+  // A policy's selection with counts[h] entries for KV head h (its window included): a scoring
+  // method's best counts[h] scores, or a window-statistics policy's own selector (top-k or the
+  // greedy admission) on each head with counts[h] - W, then its window.
+  at::Tensor select_counts(const Policy& policy, const std::vector<int64_t>& counts,
+                           const std::string& where) {
+    std::vector<at::Tensor> rows;
+    if (policy.is_scoring()) {
+      const at::Tensor s = scores(policy, where);
+      for (size_t h = 0; h < counts.size(); ++h) {
+        const int64_t count = std::clamp<int64_t>(counts[h], 0, s.size(1));
+        rows.push_back(select_topk(s.narrow(0, int64_t(h), 1), count).reshape({-1}));
+      }
+      return pad_ragged(rows, s.options());
+    }
+    const WindowStats& s = stats(policy, where);
+    const int64_t layer = layer_.layer;
+    const at::Tensor base = base_scores(s, policy, policy.lambda1_at(layer, num_layers_));
+    for (size_t h = 0; h < counts.size(); ++h) {
+      const int64_t count = std::clamp<int64_t>(counts[h] - s.window, 0, s.scorable());
+      const at::Tensor row = base.narrow(0, int64_t(h), 1).contiguous();
+      const at::Tensor chosen =
+          count == 0 ? at::empty({1, 0}, row.options().dtype(at::kLong))
+          : policy.kind == SelectorKind::TopK
+              ? select_topk(row, count)
+              : select_greedy(row, layer_.keys.narrow(0, int64_t(h), 1), count,
+                              policy.lambda2_at(layer, num_layers_), policy.candidate_factor);
+      rows.push_back(append_window(chosen, s.prompt_length, s.window).reshape({-1}));
+    }
+    return pad_ragged(rows, base.options());
   }
 
   // The prefill's tensors as float32, contiguous, each converted once for all the policies of the

@@ -15,6 +15,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -72,6 +73,9 @@ struct MethodInfo {
   uint32_t needs = kNeedsNothing;
   bool window_statistics = false;  // scored through Policy's window-statistics fields
   bool wrapper = false;  // rescores the scores of the policy in its "base" field (LayerView::base)
+  // A wrapper that only moves its base's budget (adakv): the base keeps its own selector, so its
+  // base may be the greedy admission; its layer total is the base's (a schedule's layer budget).
+  bool allocates = false;
   bool ragged = false;   // its select() may keep different counts per KV head of a layer
   // Its budgets move between layers: each layer states a preference (layer_preference) and the
   // layers' counts come from all of them (allocate_layers) once the prefill has seen every layer.
@@ -109,6 +113,10 @@ struct LayerView {
   at::Tensor rope_inv_freq;      // [d / 2]: RoPE's frequencies (half-split layout)
   at::Tensor output_projection;  // [hidden, heads * d]: o_proj's weight
   at::Tensor base;               // a wrapper's base policy's scores [kv_heads, n] (+inf: kept)
+  // A wrapper's base policy's own selection with counts[h] entries for KV head h (what it always
+  // keeps included): [kv_heads, max count] int64, rows ascending, shorter rows -1-padded. The
+  // base's selector decides (top-k, or the greedy admission of the diverse score).
+  std::function<at::Tensor(const std::vector<int64_t>& counts)> base_select;
   int64_t budget = 0;            // B: the entries the policy keeps per KV head on this layer
   int64_t layer = 0;
   int64_t num_layers = 1;

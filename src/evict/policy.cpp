@@ -89,7 +89,9 @@ void validate_scoring(const Policy& p, const std::string& where) {
       throw error_at(where + ".base.observe",
                      "set the protocol on the wrapper: its base observes as it does");
     }
-    if (p.base->is_scoring() ? p.base->base != nullptr : p.base->kind != SelectorKind::TopK) {
+    const bool greedy_ok = info.allocates && !p.base->is_scoring();
+    if (p.base->is_scoring() ? p.base->base != nullptr
+                             : p.base->kind != SelectorKind::TopK && !greedy_ok) {
       throw error_at(where + ".base",
                      p.base->method_name() + " has no scores of its own to rescore (" +
                          (p.base->is_scoring() ? "a wrapper" : "the greedy admission") + ")");

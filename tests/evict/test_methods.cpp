@@ -586,7 +586,13 @@ TEST(Methods, AdaKvBadInputNamesTheField) {
             "policy.rule: expected one of kvpress, original, got 'paper'");
   EXPECT_EQ(parse_error({{"method", "adakv"}, {"budget", 64}}),
             "policy.base: adakv wraps a base policy: none given");
+  // adakv only moves its base's budget: a greedy (diverse) base is fine at KV-head granularity;
+  // criticalkv rescores, and refuses it.
   EXPECT_EQ(parse_error({{"method", "adakv"}, {"budget", 64}, {"base", {{"method", "diverse"}}}}),
+            "policy.base.granularity: adakv rescores per KV head: set kv_head");
+  EXPECT_EQ(parse_error({{"method", "criticalkv"},
+                         {"budget", 64},
+                         {"base", {{"method", "diverse"}, {"granularity", "kv_head"}}}}),
             "policy.base: diverse has no scores of its own to rescore (the greedy admission)");
   EXPECT_EQ(
       parse_error(
@@ -732,6 +738,43 @@ TEST(Methods, CakeLayerBudgetsSumToTheUniformTotal) {
   }
   EXPECT_EQ(total, layers * 2 * 48);
   EXPECT_GT(counts.size(), 1u);
+}
+
+// The paper's Global on AdaKV budgets: each head's count comes from the diverse base's scores
+// (mu + lambda1 sigma) by AdaKV's rule, exactly as over the top-k policy of the same score; each
+// head then admits its count greedily (lambda2). At lambda2 = 0 the greedy admission is the top-k
+// set, so the kept sets equal adakv over the top-k base; with lambda2 < 0 they differ, with the
+// same counts.
+TEST(Methods, GlobalOnAdaKvBudgetsAdmitsEachHeadsCountGreedily) {
+  const Layer l = random_layer(6, 3, 400, 16, 8, 77);
+  const auto policy = [](const std::string& rule, const char* kind, double lambda2) {
+    json base = {{"kind", kind},
+                 {"budget", 48},
+                 {"window", 8},
+                 {"schedule", "uniform"},
+                 {"granularity", "kv_head"}};
+    if (std::string(kind) == "greedy")
+      base["lambda2"] = {{"profile", "global"}, {"a", {std::asinh(lambda2)}}};
+    return method_policy(
+        {{"method", "adakv"}, {"budget", 48}, {"rule", rule}, {"alpha", 0.2}, {"base", base}});
+  };
+  for (const char* rule : {"kvpress", "original"}) {
+    const at::Tensor topk = select(policy(rule, "topk", 0), l);
+    const at::Tensor plain = select(policy(rule, "greedy", 0.0), l);
+    const at::Tensor diverse = select(policy(rule, "greedy", -0.6), l);
+    EXPECT_EQ(evict::kept_counts(topk), evict::kept_counts(diverse)) << rule;
+    std::set<int64_t> counts;
+    for (int64_t c : evict::kept_counts(topk)) counts.insert(c);
+    EXPECT_GT(counts.size(), 1u) << rule << ": the heads kept equal counts";
+    bool differs = false;
+    for (int64_t h = 0; h < 3; ++h) {
+      std::set<int64_t> a = kept_row(topk, h), b = kept_row(plain, h), c = kept_row(diverse, h);
+      a.erase(-1), b.erase(-1), c.erase(-1);
+      EXPECT_EQ(a, b) << rule << " head " << h;
+      differs = differs || a != c;
+    }
+    EXPECT_TRUE(differs) << rule << ": lambda2 changed nothing";
+  }
 }
 
 }  // namespace

@@ -10,6 +10,10 @@
 //   to the lower head), so that the b_h sum to Hkv x B exactly (a plain round() can miss by a
 //   few). B counts what the base always keeps (its window): those score +inf and are kept first.
 // Ties in the layer's ranking go to the lower head, then the lower position (rank_top's rule).
+// Each head then keeps what its base selects at its count: its best base scores, or, over a
+// diverse (greedy) base, the greedy admission at that count (the paper's Global on AdaKV budgets).
+// Over a window-statistics base the layer's total is Hkv x its schedule's layer budget (a
+// pyramid base gives PyramidKV's layer budgets shared out head-wise, AdaKV's pyram_mode).
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -61,6 +65,7 @@ class AdaKv final : public Method {
                         "kvpress (AdaKVPress) or original (the AdaKV paper's budget mix)")},
           kNeedsNothing, /*window_statistics=*/false, /*wrapper=*/true);
       i.ragged = true;
+      i.allocates = true;
       return i;
     }();
     return info;
@@ -72,44 +77,37 @@ class AdaKv final : public Method {
     return with_safeguard(view.base, view.budget, params.at("alpha"));
   }
 
+  // Each head's count by the rule, then the base's own selection at those counts (its top-k, or
+  // the greedy admission of a diverse base: Global on AdaKV budgets).
   at::Tensor select(const LayerView& view, const MethodParams& params) const override {
     const at::Tensor base = view.base.to(at::kFloat).cpu().contiguous();
     const int64_t heads = base.size(0), n = base.size(1), budget = std::min(view.budget, n);
     const double alpha = params.at("alpha");
-    std::vector<at::Tensor> rows;
+    std::vector<int64_t> counts(static_cast<size_t>(heads), 0);
     if (static_cast<int>(params.at("rule")) == kKvpress) {
-      const std::vector<int64_t> top =
-          layer_top(with_safeguard(base, budget, alpha).contiguous(), heads * budget);
-      std::vector<std::vector<int64_t>> kept(static_cast<size_t>(heads));
-      for (int64_t flat : top) kept[static_cast<size_t>(flat / n)].push_back(flat % n);
-      for (std::vector<int64_t>& positions : kept) {
-        std::sort(positions.begin(), positions.end());
-        rows.push_back(at::tensor(positions, at::TensorOptions().dtype(at::kLong)));
-      }
-    } else {
-      std::vector<int64_t> counts(static_cast<size_t>(heads), 0);
-      for (int64_t flat : layer_top(base, heads * budget)) ++counts[static_cast<size_t>(flat / n)];
-      std::vector<int64_t> b(counts.size());
-      std::vector<double> fraction(counts.size());
-      int64_t assigned = 0;
-      for (size_t h = 0; h < counts.size(); ++h) {
-        const double x = double(counts[h]) * (1.0 - alpha) + alpha * double(budget);
-        b[h] = static_cast<int64_t>(std::floor(x));
-        fraction[h] = x - std::floor(x);
-        assigned += b[h];
-      }
-      std::vector<size_t> order(counts.size());
-      std::iota(order.begin(), order.end(), size_t{0});
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t c) { return fraction[a] > fraction[c]; });
-      for (size_t i = 0; assigned < heads * budget && i < order.size(); ++i, ++assigned)
-        ++b[order[i]];
-      for (int64_t h = 0; h < heads; ++h) {
-        const int64_t count = std::min(b[static_cast<size_t>(h)], n);
-        rows.push_back(select_topk(base.narrow(0, h, 1), count).reshape({-1}));
-      }
+      for (int64_t flat :
+           layer_top(with_safeguard(base, budget, alpha).contiguous(), heads * budget))
+        ++counts[static_cast<size_t>(flat / n)];
+      return view.base_select(counts);
     }
-    return pad_ragged(rows, base.options());
+    for (int64_t flat : layer_top(base, heads * budget)) ++counts[static_cast<size_t>(flat / n)];
+    std::vector<int64_t> b(counts.size());
+    std::vector<double> fraction(counts.size());
+    int64_t assigned = 0;
+    for (size_t h = 0; h < counts.size(); ++h) {
+      const double x = double(counts[h]) * (1.0 - alpha) + alpha * double(budget);
+      b[h] = static_cast<int64_t>(std::floor(x));
+      fraction[h] = x - std::floor(x);
+      assigned += b[h];
+    }
+    std::vector<size_t> order(counts.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t c) { return fraction[a] > fraction[c]; });
+    for (size_t i = 0; assigned < heads * budget && i < order.size(); ++i, ++assigned)
+      ++b[order[i]];
+    for (int64_t& x : b) x = std::min(x, n);
+    return view.base_select(b);
   }
 };
 
