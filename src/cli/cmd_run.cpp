@@ -21,6 +21,11 @@ void setup_run(CLI::App& parent) {
   auto schedule = std::make_shared<std::string>();
   cmd->add_option("--schedule", *schedule,
                   "Per-layer budgets: uniform | pyramid (default: uniform for baseline, pyramid otherwise)");
+  auto allocation = std::make_shared<std::string>();
+  cmd->add_option(
+      "--allocation", *allocation,
+      "Run the profile under an allocating wrapper: adakv, or its JSON without base and "
+      "budget, e.g. '{\"method\": \"adakv\", \"rule\": \"original\"}'");
   cmd->add_option("--model", req->session.model_dir, "Checkpoint directory (or KVSEARCH_MODEL / config file)");
   cmd->add_option("--longbench", req->session.longbench_dir, "LongBench directory (or KVSEARCH_LONGBENCH / config)");
   cmd->add_option("--db", req->db_path, "SQLite results database (default results/kvsearch.sqlite)");
@@ -40,8 +45,12 @@ void setup_run(CLI::App& parent) {
   cmd->add_flag("--eval-test", req->eval_test, "Score the final state on the test split");
   cmd->add_option("--device", req->session.load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->session.load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
-  cmd->callback([req, schedule] {
+  cmd->callback([req, schedule, allocation] {
     if (!schedule->empty()) req->schedule = kvs::evict::parse_schedule(*schedule, "--schedule");
+    // A bare name is the method at its defaults.
+    if (!allocation->empty())
+      req->allocation_json =
+          allocation->front() == '{' ? *allocation : "{\"method\": \"" + *allocation + "\"}";
     req->session.model_dir = kvs::resolve_setting(kvs::kModelSetting, req->session.model_dir);
     req->session.longbench_dir = kvs::resolve_setting(kvs::kLongBenchSetting, req->session.longbench_dir);
     req->db_path = kvs::resolve_setting(kvs::kDatabaseSetting, req->db_path, "results/kvsearch.sqlite");

@@ -56,9 +56,7 @@ evict::Policy method_policy(const ExperimentSpec& spec, const Job& job, const Me
     latent = best.record.latent;
     return p;
   }
-  evict::Policy p = search::request_policy(request);
-  if (m.lambda1) p.lambda1 = evict::Profile::global_lambda(*m.lambda1);
-  if (m.lambda2) p.lambda2 = evict::Profile::global_lambda(*m.lambda2);
+  evict::Policy p = search::request_policy(request);  // the fixed lambdas and allocation applied
   p.validate("policy of " + m.name);
   return p;
 }

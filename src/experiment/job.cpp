@@ -42,6 +42,9 @@ search::RunRequest method_request(const ExperimentSpec& spec, const Job& job, co
   r.run_key = run_key(spec, job.dataset, method.name, budget);
   r.terms = method.terms;
   r.schedule = method.schedule;
+  r.lambda1 = method.lambda1;
+  r.lambda2 = method.lambda2;
+  r.allocation_json = method.allocation_json;
   return r;
 }
 

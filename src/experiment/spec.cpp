@@ -14,6 +14,8 @@
 #include "longbench/config.h"
 #include "longbench/dataset.h"
 #include "model/config.h"
+#include "search/policy_family.h"
+#include "search/run.h"
 
 namespace kvs::experiment {
 
@@ -127,6 +129,20 @@ MethodSpec parse_method(const json& object, const std::string& where, const Expe
     if (!m.transfer.empty())
       throw error_at(f.at("schedule"), "a transfer evaluates its source's schedule: leave schedule out");
     m.schedule = evict::parse_schedule(f.text("schedule"), f.at("schedule"));
+  }
+  if (const json* allocation = f.object("allocation")) {
+    if (policy || !m.transfer.empty() || m.full_cache())
+      throw error_at(f.at("allocation"),
+                     "only a profile's policy runs under an allocation (a policy method wraps "
+                     "itself; a transfer keeps its source's)");
+    m.allocation_json = allocation->dump();
+    // Checked at every budget, on the family's warm start.
+    for (int64_t budget : m.budgets) {
+      const search::PolicyFamily family(m.family, m.segments, budget);
+      evict::Policy base = family.policy(family.warm_start());
+      if (m.schedule) base.budget.schedule = *m.schedule;
+      search::allocated_policy(base, m.allocation_json, f.at("allocation"));
+    }
   }
   f.check_all_read();
   return m;

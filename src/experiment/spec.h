@@ -39,6 +39,9 @@ struct MethodSpec {
   // the method's budgets set, e.g. {"method": "knorm"} or {"method": "snapkv", "window": 64}.
   std::string policy_json;
   std::vector<std::string> datasets;  // where it runs (e.g. an ablation on one task); empty: all
+  // A profile's policy under an allocating wrapper (JSON "allocation", e.g. {"method": "adakv"}):
+  // search::RunRequest::allocation_json. Empty: none.
+  std::string allocation_json;
 
   bool runs_on(const std::string& dataset) const;
 

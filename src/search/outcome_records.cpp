@@ -61,8 +61,10 @@ std::optional<store::CacheLayout> cache_layout(const std::vector<QuestionOutcome
 store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers, const QuestionSet& dev,
                                 const std::vector<QuestionOutcome>& outcomes, size_t p, double seconds) {
   store::StateRecord r;
-  r.lambda1 = policy.lambda1.lambdas(num_layers);
-  r.lambda2 = policy.lambda2.lambdas(num_layers);
+  // A policy under an allocation (adakv over a diverse base) runs its base's profiles.
+  const evict::Policy& shape = policy.base ? *policy.base : policy;
+  r.lambda1 = shape.lambda1.lambdas(num_layers);
+  r.lambda2 = shape.lambda2.lambdas(num_layers);
   r.policy_json = evict::policy_to_string(policy);
   r.dev_score = policy_score(outcomes, p);
   r.seconds = seconds;

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/timer.h"
+#include "evict/method.h"
 #include "evict/policy.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
@@ -83,7 +84,37 @@ evict::Policy request_policy(const RunRequest& request, const std::vector<double
     policy.validate("score terms of the run");
   }
   if (request.schedule) policy.budget.schedule = *request.schedule;
-  return policy;
+  if (request.lambda1) policy.lambda1 = evict::Profile::global_lambda(*request.lambda1);
+  if (request.lambda2) policy.lambda2 = evict::Profile::global_lambda(*request.lambda2);
+  if (request.allocation_json.empty()) return policy;
+  return allocated_policy(policy, request.allocation_json, "allocation");
+}
+
+evict::Policy allocated_policy(const evict::Policy& policy, const std::string& allocation_json,
+                               const std::string& where) {
+  nlohmann::json wrapper;
+  try {
+    wrapper = nlohmann::json::parse(allocation_json);
+  } catch (const nlohmann::json::exception&) {
+    throw error_at(where, "not JSON: " + allocation_json);
+  }
+  if (!wrapper.is_object() || !wrapper.contains("method") || !wrapper["method"].is_string())
+    throw error_at(where, "expected {\"method\": NAME, ...}, got " + allocation_json);
+  if (wrapper.contains("base") || wrapper.contains("budget"))
+    throw error_at(where, "leave out base and budget: the run's policy and budget set them");
+  const std::string name = wrapper["method"].get<std::string>();
+  if (!evict::find_method(name, where + ".method").info().allocates)
+    throw error_at(where + ".method",
+                   name + " does not allocate a base policy's budget (adakv does)");
+  evict::Policy base = policy;
+  base.granularity = evict::Granularity::KvHead;
+  wrapper["budget"] = policy.budget.budget;
+  wrapper["base"] = evict::policy_to_json(base);
+  return evict::policy_from_json(wrapper, where);
+}
+
+const evict::Policy& profile_policy(const evict::Policy& policy) {
+  return policy.base ? *policy.base : policy;
 }
 
 store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_template) {
@@ -223,8 +254,8 @@ RunSummary run_search(const RunRequest& request) {
   summary.evaluations = static_cast<int>(result.states.size());
   summary.best_dev_score = result.best_score;
   const evict::Policy best = request_policy(request, coordinates.full(result.best_latent));
-  summary.best_lambda1 = best.lambda1.lambdas(layers);
-  summary.best_lambda2 = best.lambda2.lambdas(layers);
+  summary.best_lambda1 = profile_policy(best).lambda1.lambdas(layers);
+  summary.best_lambda2 = profile_policy(best).lambda2.lambdas(layers);
 
   if (request.eval_test) {
     const std::optional<store::State> best_state = db.last_accepted(found.run);

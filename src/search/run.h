@@ -44,6 +44,12 @@ struct RunRequest {
   // sets); empty: the family's policy. The family is then a fixed one's, and the run records the
   // method's name as its profile family.
   std::string policy_json;
+  // The global family's fixed coefficients (experiment specs; empty: 0 and -0.15).
+  std::optional<double> lambda1, lambda2;
+  // An allocation the family's policy runs under: an allocating wrapper's JSON without "budget"
+  // and "base" (e.g. {"method": "adakv", "rule": "original"}); the family's policy becomes its
+  // base at KV-head granularity, and a search moves that base's lambda profiles. Empty: none.
+  std::string allocation_json;
 };
 
 struct RunSummary {
@@ -60,11 +66,18 @@ struct RunSummary {
 
 RunSummary run_search(const RunRequest& request);
 
-// The policy `request` evaluates at `latent` (its family's, with request.terms applied).
+// The policy `request` evaluates at `latent` (its family's, with request.terms, schedule and fixed
+// lambdas applied, under request.allocation_json where given).
 evict::Policy request_policy(const RunRequest& request, const std::vector<double>& latent = {});
 // The store's description of a run of `request` whose policy template is `policy_template`.
 store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_template);
 std::string run_summary_text(const RunSummary& summary);
+// `policy` as the base of the allocating wrapper `allocation_json` (RunRequest::allocation_json),
+// at KV-head granularity; throws naming `where` when the method does not allocate a base's budget.
+evict::Policy allocated_policy(const evict::Policy& policy, const std::string& allocation_json,
+                               const std::string& where);
+// The policy whose lambda profiles a (possibly allocated) policy runs: its base, or itself.
+const evict::Policy& profile_policy(const evict::Policy& policy);
 
 struct ReplayRequest {
   std::string db_path;

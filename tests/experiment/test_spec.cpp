@@ -135,6 +135,76 @@ TEST(ExperimentSpec, MethodsGivenAsPolicies) {
             std::string::npos);
 }
 
+// A profile under an allocation: the family's policy becomes an allocating wrapper's base (at
+// KV-head granularity), with the fixed lambdas and the schedule on the base, and a search's
+// latent moves the base's profiles; what does not allocate, or a policy method, is refused.
+TEST(ExperimentSpec, ProfilesRunUnderAnAllocation) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  json["methods"].push_back({{"name", "Global on AdaKV"},
+                             {"profile", "global"},
+                             {"lambda2", -0.3},
+                             {"schedule", "uniform"},
+                             {"allocation", {{"method", "adakv"}, {"rule", "original"}}}});
+  json["methods"].push_back({{"name", "Segments on AdaKV"},
+                             {"profile", "segments"},
+                             {"segments", 2},
+                             {"budgets", {32}},
+                             {"allocation", {{"method", "adakv"}}}});
+  const ExperimentSpec spec = load_spec(test_support::write_text(dir, "mini.json", json.dump()));
+  const Plan plan = make_plan(spec);
+  JobSettings settings;
+  settings.model_dir = dir.file("model");
+  settings.longbench_dir = dir.file("longbench");
+  const auto request = method_request(spec, plan.job("mini/qasper/evaluate"),
+                                      spec.method("Global on AdaKV"), 64, settings);
+  const evict::Policy policy = search::request_policy(request);
+  EXPECT_EQ(policy.method, "adakv");
+  EXPECT_EQ(policy.params.at("rule"), 1.0);  // original
+  ASSERT_NE(policy.base, nullptr);
+  EXPECT_EQ(policy.base->granularity, evict::Granularity::KvHead);
+  EXPECT_EQ(policy.base->budget.schedule, evict::Schedule::Uniform);
+  EXPECT_NEAR(search::profile_policy(policy).lambda2_at(0, 4), -0.3, 1e-12);
+  EXPECT_EQ(policy.budget.budget, 64);
+
+  search::RunRequest segments;
+  segments.family = "segments";
+  segments.segments = 2;
+  segments.budget = 32;
+  segments.allocation_json = R"({"method": "adakv"})";
+  const std::vector<double> latent = {0.1, 0.2, -0.3, -0.4};
+  const evict::Policy searched = search::request_policy(segments, latent);
+  const evict::Policy plain = search::request_policy(
+      [&] {
+        search::RunRequest r = segments;
+        r.allocation_json.clear();
+        return r;
+      }(),
+      latent);
+  for (int64_t l = 0; l < 4; ++l) {
+    EXPECT_EQ(search::profile_policy(searched).lambda1_at(l, 4), plain.lambda1_at(l, 4));
+    EXPECT_EQ(search::profile_policy(searched).lambda2_at(l, 4), plain.lambda2_at(l, 4));
+  }
+
+  EXPECT_NE(error_for("methods", R"([{"name": "G", "profile": "global",
+                                     "allocation": {"method": "knorm"}}])")
+                .find("methods[0].allocation.method: knorm does not allocate a base policy's "
+                      "budget (adakv does)"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "G", "profile": "global",
+                                     "allocation": {"method": "adakv", "alpha": 2}}])")
+                .find("methods[0].allocation.alpha: must be in [0, 1], got 2"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "K", "policy": {"method": "knorm"},
+                                     "allocation": {"method": "adakv"}}])")
+                .find("methods[0].allocation: only a profile's policy runs under an allocation"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "G", "profile": "global",
+                                     "allocation": {"method": "adakv", "budget": 9}}])")
+                .find("methods[0].allocation: leave out base and budget"),
+            std::string::npos);
+}
+
 // The full cache is one run above every prompt; a method limited to some datasets runs only there,
 // and its transfer with it.
 TEST(ExperimentSpec, FullCacheAndMethodsOnSomeDatasets) {
