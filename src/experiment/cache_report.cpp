@@ -80,10 +80,7 @@ Table cache_table(const ExperimentSpec& spec, const ExperimentResults& results) 
     const std::vector<int64_t>& budgets = m.budgets.empty() ? spec.budgets : m.budgets;
     for (const int64_t b : budgets) {
       const auto c = mean_layout(spec, results, m, b);
-      if (!c) {
-        t.rows.push_back({m.name, std::to_string(b), "-", "-", "-", "-", "-"});
-        continue;
-      }
+      if (!c) continue;
       double cells = 0, low = 0, high = 0;
       for (size_t l = 0; l < c->counts.size(); ++l) {
         double mean = 0;
@@ -99,9 +96,17 @@ Table cache_table(const ExperimentSpec& spec, const ExperimentResults& results) 
                         strfmt("%.3f", c->held_bytes / c->uniform_bytes)});
     }
   }
+  if (t.rows.empty()) {
+    t.header.clear();
+    t.notes.push_back(
+        "No cache layouts are recorded in this database (runs recorded before kvsearch kept "
+        "them, schema version 2).");
+    return t;
+  }
   t.notes.push_back(
       "Held bytes count each ragged head padded to its layer's longest head; the uniform layout "
-      "keeps the same mean count in every head of each layer.");
+      "keeps the same mean count in every head of each layer. Methods without a recorded layout "
+      "(the full cache, runs recorded before kvsearch kept them) are left out.");
   return t;
 }
 

@@ -16,8 +16,8 @@
 namespace kvs::experiment {
 
 // "cache": method x budget rows: entries per cache head and layer (mean), bytes held and the
-// uniform layout's (MiB), their ratio; "-" where no layout is recorded (the full cache, or runs
-// recorded before kvsearch kept layouts).
+// uniform layout's (MiB), their ratio; rows only where a layout is recorded (not the full cache,
+// nor runs recorded before kvsearch kept layouts), a note alone where none is.
 Table cache_table(const ExperimentSpec& spec, const ExperimentResults& results);
 
 // cache_layers_B<budget>, one per budget where some method's layout is not uniform.
