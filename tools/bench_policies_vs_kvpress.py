@@ -24,7 +24,18 @@ layer, the W = 8 observation window included; n: the prompt's tokens that kvpres
 Where they still differ: kvpress pools scores with an average, kvsearch with a max (docs/reference.md);
 a press sets one ratio for the whole prompt, kvsearch a count of entries per head.
 
-Protocols, since they decide what the window sees:
+--methods registry (the issue's comparison): the registered methods kvpress also has, each at
+its reference's defaults as in tests/evict/test_methods_vs_kvpress.py, on both sides under
+kvpress's default protocol only (kvsearch's policy field "observe": "context": the context alone
+compressed to B, the question and answer prefix fed after it uncompressed); a press keeps
+int(n (1 - r)) of the n context tokens, r = 1 - (B + 0.5) / n keeps B:
+  snapkv (W 64, avg-pool 5, kv_head)  SnapKVPress(window_size 64, kernel_size 5)
+  streaming_llm (n_sink 4)            StreamingLLMPress(n_sink 4)
+  knorm, keydiff, tova                KnormPress, KeyDiffPress, TOVAPress
+  expected_attention                  ExpectedAttentionPress()
+K = 6 methods x the budgets (default 128,256: K = 12).
+
+Protocols, since they decide what the window sees (--methods paper):
   context   kvpress's default: the press compresses the context before the question is appended,
             so the question tokens stay in the cache uncompressed and the window never sees them.
   question  kvpress's query-aware use: the question is part of what the press compresses (the
@@ -159,6 +170,108 @@ def kvsearch_side(args, budgets, out):
     return seconds, scores
 
 
+REGISTRY = [  # (kvsearch policy without budget, kvpress press class name, its keyword arguments)
+    ({"method": "snapkv", "window": 64, "kernel": 5, "pooling": "avg", "granularity": "kv_head"},
+     "SnapKVPress", {"window_size": 64, "kernel_size": 5}),
+    ({"method": "streaming_llm", "n_sink": 4}, "StreamingLLMPress", {"n_sink": 4}),
+    ({"method": "knorm"}, "KnormPress", {}),
+    ({"method": "keydiff"}, "KeyDiffPress", {}),
+    ({"method": "tova"}, "TOVAPress", {}),
+    ({"method": "expected_attention"}, "ExpectedAttentionPress", {}),
+]
+
+
+def registry_kvsearch_side(args, budgets, out):
+    """The registry methods under the context protocol as one experiment (one prefill per question
+    and split point); returns (seconds, {(method, budget): score}, {(method, budget): per-question
+    scores in question order})."""
+    names = [policy["method"] for policy, _, _ in REGISTRY]
+    spec = {
+        "name": "kvpress_registry_comparison",
+        "description": "tools/bench_policies_vs_kvpress.py --methods registry: the methods kvpress "
+                       "also has, context-only protocol, on the questions kvpress runs.",
+        "model": args.kvsearch_model,
+        "longbench": os.path.abspath(args.data),
+        "datasets": [args.dataset],
+        "budgets": budgets,
+        "split_seed": SPLIT_SEED,
+        "dev_limit": 1,
+        "test_limit": args.questions,
+        "methods": [{"name": policy["method"], "policy": dict(policy, observe="context")}
+                    for policy, _, _ in REGISTRY],
+        "tables": [{"name": "scores", "kind": "budgets", "title": "Test score per budget",
+                    "methods": names, "baseline": "snapkv"}],
+    }
+    spec_path = os.path.join(out, "spec.json")
+    with open(spec_path, "w") as f:
+        json.dump(spec, f, indent=1)
+    start = time.perf_counter()
+    run([args.kvsearch, "--threads", args.threads, "experiment", "run", spec_path,
+         "--out", os.path.join(out, "experiment"), "--jobs", 1])
+    seconds = time.perf_counter() - start
+    db = os.path.join(out, "experiment", "results.sqlite")
+    run([args.kvsearch, "report", spec_path, "--db", db, "--out", os.path.join(out, "report")])
+    import sqlite3
+    per_question, scores = {}, {}
+    with sqlite3.connect(db) as connection:
+        for name in names:
+            for b in budgets:
+                rows = connection.execute(
+                    "SELECT p.score FROM predictions p JOIN states s ON s.id = p.state_id "
+                    "JOIN runs r ON r.id = s.run_id WHERE p.split = 'test' AND r.run_key LIKE ? "
+                    "ORDER BY p.question_index", (f"%/{name.replace('_', '-')}/B{b}",)).fetchall()
+                per_question[(name, b)] = [100.0 * r[0] for r in rows]
+                scores[(name, b)] = statistics.mean(per_question[(name, b)]) if rows else float("nan")
+    return seconds, scores, per_question
+
+
+def registry_kvpress_side(args, pipe, records, budgets):
+    """Every registry press on every question, context-only; returns (seconds, {(method, budget):
+    mean}, {(method, budget): per-question scores})."""
+    import kvpress
+    tokenizer = pipe.tokenizer
+    per_question = {}
+    start = time.perf_counter()
+    for record in records:
+        n_tokens = len(tokenizer.encode(record["context"], add_special_tokens=False))
+        for policy, press_name, kwargs in REGISTRY:
+            for b in budgets:
+                ratio = max(0.0, 1.0 - (b + 0.5) / n_tokens)
+                press = getattr(kvpress, press_name)(compression_ratio=ratio, **kwargs)
+                answer = pipe(record["context"], question=record["input"],
+                              answer_prefix=record["answer_prefix"], press=press,
+                              max_new_tokens=args.new_tokens)["answer"]
+                per_question.setdefault((policy["method"], b), []).append(
+                    string_match_all(answer, record["answers"]))
+    seconds = time.perf_counter() - start
+    return seconds, {k: statistics.mean(v) for k, v in per_question.items()}, per_question
+
+
+def registry_main(args, budgets, records):
+    with tempfile.TemporaryDirectory(prefix="kvs_vs_kvpress_") as tmp:
+        out = args.out or tmp
+        os.makedirs(out, exist_ok=True)
+        kvs_seconds, kvs_scores, kvs_questions = registry_kvsearch_side(args, budgets, out)
+    pipe = kvpress_pipeline(args)  # outside the timings
+    kvp_seconds, kvp_scores, kvp_questions = registry_kvpress_side(args, pipe, records, budgets)
+    k = len(REGISTRY) * len(budgets)
+    print(f"{args.dataset}: K = {k} policies (the registry methods kvpress has) x M = {args.questions} "
+          f"test questions, context-only protocol, {args.new_tokens} new tokens at most, {args.threads} "
+          f"threads, fp32; kvpress {_version('kvpress')}, transformers {transformers.__version__}")
+    print(f"kvsearch (`experiment run`: model load, 1 dev question, then one prefill per question): "
+          f"{kvs_seconds:.1f} s")
+    print(f"kvpress (one prefill per policy and question): {kvp_seconds:.1f} s = "
+          f"{kvp_seconds / kvs_seconds:.2f}x kvsearch's time")
+    print(f"{'policy':<26} {'kvsearch':>9} {'kvpress':>9} {'questions that differ':>22}")
+    for policy, _, _ in REGISTRY:
+        for b in budgets:
+            key = (policy["method"], b)
+            differ = sum(a != c for a, c in zip(kvs_questions[key], kvp_questions[key]))
+            print(f"{policy['method'] + '(' + str(b) + ')':<26} {kvs_scores[key]:>9.2f} "
+                  f"{kvp_scores[key]:>9.2f} {differ:>22}")
+    return 0
+
+
 def presses(n_tokens, budgets):
     """(method, budget, press) for every policy; n_tokens: the tokens the press compresses."""
     from kvpress import KeyDiffPress, PyramidKVPress, SnapKVPress
@@ -215,6 +328,9 @@ def main():
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--protocols", default="context,question")
+    parser.add_argument("--methods", default="paper", choices=("paper", "registry"),
+                        help="paper: SnapKV, PyramidKV and Global (kvsearch's protocol beside both "
+                             "of kvpress's); registry: the methods both tools have, context-only")
     parser.add_argument("--out", help="keep kvsearch's spec, database and report here")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -232,6 +348,8 @@ def main():
         sys.exit(f"{path}: {len(all_records)} records; the test split needs {DEV_SIZE + args.questions} "
                  f"(kvsearch data ruler --count {DEV_SIZE + args.questions})")
     records = [all_records[i] for i in test_split(len(all_records))[:args.questions]]
+    if args.methods == "registry":
+        return registry_main(args, budgets, records)
 
     with tempfile.TemporaryDirectory(prefix="kvs_vs_kvpress_") as tmp:
         out = args.out or tmp
