@@ -132,6 +132,21 @@ def run(cmd):
     return proc.stdout
 
 
+def run_kvsearch(args, spec, out):
+    """Writes `spec`, runs it as one experiment (one evaluate job: one prefill per question) and its
+    report; returns (seconds of `experiment run`, the results database)."""
+    spec_path = os.path.join(out, "spec.json")
+    with open(spec_path, "w") as f:
+        json.dump(spec, f, indent=1)
+    start = time.perf_counter()
+    run([args.kvsearch, "--threads", args.threads, "experiment", "run", spec_path,
+         "--out", os.path.join(out, "experiment"), "--jobs", 1])
+    seconds = time.perf_counter() - start
+    db = os.path.join(out, "experiment", "results.sqlite")
+    run([args.kvsearch, "report", spec_path, "--db", db, "--out", os.path.join(out, "report")])
+    return seconds, db
+
+
 def kvsearch_side(args, budgets, out):
     """The K policies as one experiment (one evaluate job: one prefill per question), then the
     report's per-budget table; returns (seconds, {(method, budget): score})."""
@@ -152,15 +167,7 @@ def kvsearch_side(args, budgets, out):
         "tables": [{"name": "scores", "kind": "budgets", "title": "Test score per budget",
                     "methods": ["SnapKV", "PyramidKV", "Global"], "baseline": "SnapKV"}],
     }
-    spec_path = os.path.join(out, "spec.json")
-    with open(spec_path, "w") as f:
-        json.dump(spec, f, indent=1)
-    start = time.perf_counter()
-    run([args.kvsearch, "--threads", args.threads, "experiment", "run", spec_path,
-         "--out", os.path.join(out, "experiment"), "--jobs", 1])
-    seconds = time.perf_counter() - start
-    run([args.kvsearch, "report", spec_path, "--db", os.path.join(out, "experiment", "results.sqlite"),
-         "--out", os.path.join(out, "report")])
+    seconds, _ = run_kvsearch(args, spec, out)
     scores = {}
     with open(os.path.join(out, "report", "scores.csv")) as f:
         for row in csv.DictReader(f):
@@ -202,15 +209,7 @@ def registry_kvsearch_side(args, budgets, out):
         "tables": [{"name": "scores", "kind": "budgets", "title": "Test score per budget",
                     "methods": names, "baseline": "snapkv"}],
     }
-    spec_path = os.path.join(out, "spec.json")
-    with open(spec_path, "w") as f:
-        json.dump(spec, f, indent=1)
-    start = time.perf_counter()
-    run([args.kvsearch, "--threads", args.threads, "experiment", "run", spec_path,
-         "--out", os.path.join(out, "experiment"), "--jobs", 1])
-    seconds = time.perf_counter() - start
-    db = os.path.join(out, "experiment", "results.sqlite")
-    run([args.kvsearch, "report", spec_path, "--db", db, "--out", os.path.join(out, "report")])
+    seconds, db = run_kvsearch(args, spec, out)
     import sqlite3
     per_question, scores = {}, {}
     with sqlite3.connect(db) as connection:

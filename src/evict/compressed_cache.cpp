@@ -126,6 +126,8 @@ void CompressingObserver::assemble(size_t layer) {
       ragged = ragged || c != longest;
     }
     Footprint& f = footprints_[p];
+    f.counts.resize(seen_.size());
+    f.counts[layer] = head_counts.back();
     f.kept_entries += total;
     f.held_bytes += heads * longest * slot_bytes_;
     f.uniform_bytes += heads * ((total + heads - 1) / std::max<int64_t>(heads, 1)) * slot_bytes_;

@@ -58,6 +58,7 @@ class CompressingObserver final : public model::PrefillObserver {
     int64_t kept_entries = 0;   // prompt entries kept, summed over the cache heads
     int64_t held_bytes = 0;     // keys + values of cache_heads x (the layer's longest head) slots
     int64_t uniform_bytes = 0;  // the same mean budget, uniform: cache_heads x ceil(mean) slots
+    std::vector<std::vector<int64_t>> counts;  // per layer seen, per cache head: entries kept
   };
 
   const std::vector<Policy>& policies() const { return policies_; }

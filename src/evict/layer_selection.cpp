@@ -89,8 +89,9 @@ class LayerSelection {
     const int64_t n = view.keys.size(1);
     LayerCandidates out;
     out.prompt_length = n;
-    out.preference = method.layer_preference(view, policy.params);
-    const at::Tensor all = method.scores(view, policy.params).to(at::kFloat).contiguous();
+    Method::LayerScores layer = method.layer_scores(view, policy.params);
+    out.preference = layer.preference;
+    const at::Tensor all = layer.scores.to(at::kFloat).contiguous();
     const int64_t cap = std::clamp<int64_t>(
         method.layer_budget_cap(n, view.budget, num_layers_, policy.params), 1, n);
     out.positions = select_topk(all, cap);

@@ -26,7 +26,7 @@ at::Tensor Method::select(const LayerView& view, const MethodParams& params) con
   return select_topk(scores(view, params).to(at::kFloat).contiguous(), view.budget);
 }
 
-double Method::layer_preference(const LayerView&, const MethodParams&) const {
+Method::LayerScores Method::layer_scores(const LayerView&, const MethodParams&) const {
   throw Error("method " + info().name + " does not move its budget between layers");
 }
 

@@ -77,7 +77,7 @@ struct MethodInfo {
   // base may be the greedy admission; its layer total is the base's (a schedule's layer budget).
   bool allocates = false;
   bool ragged = false;   // its select() may keep different counts per KV head of a layer
-  // Its budgets move between layers: each layer states a preference (layer_preference) and the
+  // Its budgets move between layers: each layer states a preference (layer_scores) and the
   // layers' counts come from all of them (allocate_layers) once the prefill has seen every layer.
   bool layer_budgets = false;
 };
@@ -136,9 +136,13 @@ class Method {
   virtual at::Tensor select(const LayerView& view, const MethodParams& params) const;
 
   // Methods whose budgets move between layers (MethodInfo::layer_budgets). Each layer's kept set
-  // is its count's best scores(); the count comes from every layer's preference:
-  // The layer's preference (> 0): how large a share of the model's budget it asks for.
-  virtual double layer_preference(const LayerView& view, const MethodParams& params) const;
+  // is its count's best scores(); the count comes from every layer's preference.
+  struct LayerScores {
+    at::Tensor scores;      // as scores() gives them
+    double preference = 0;  // > 0: how large a share of the model's budget the layer asks for
+  };
+  // The layer's scores and preference from one look at the view.
+  virtual LayerScores layer_scores(const LayerView& view, const MethodParams& params) const;
   // Per layer, the entries each KV head keeps (what scores() keeps always included), from every
   // layer's preference; n > budget (a shorter prompt keeps everything).
   virtual std::vector<int64_t> allocate_layers(const std::vector<double>& preferences, int64_t n,

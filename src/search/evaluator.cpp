@@ -1,9 +1,6 @@
 #include "search/evaluator.h"
 
-#include <ATen/core/Tensor.h>
-
 #include "core/progress.h"
-#include "evict/layer_selection.h"
 #include "search/policy_decode.h"
 
 namespace kvs::search {
@@ -30,8 +27,7 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
     PolicyAnswer a;
     a.tokens = std::move(decodes.tokens[p]);
     if (p < policies.size()) {  // the full cache, answered last, keeps everything
-      for (const at::Tensor& kept : decodes.kept_positions[p])
-        a.kept_counts.push_back(evict::kept_counts(kept));
+      a.kept_counts = decodes.footprints[p].counts;
       a.cache_bytes = decodes.footprints[p].held_bytes;
       a.uniform_bytes = decodes.footprints[p].uniform_bytes;
     }

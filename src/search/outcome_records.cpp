@@ -1,6 +1,7 @@
 #include "search/outcome_records.h"
 
 #include "longbench/scorer.h"
+#include "search/run.h"
 
 namespace kvs::search {
 
@@ -62,7 +63,7 @@ store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers,
                                 const std::vector<QuestionOutcome>& outcomes, size_t p, double seconds) {
   store::StateRecord r;
   // A policy under an allocation (adakv over a diverse base) runs its base's profiles.
-  const evict::Policy& shape = policy.base ? *policy.base : policy;
+  const evict::Policy& shape = profile_policy(policy);
   r.lambda1 = shape.lambda1.lambdas(num_layers);
   r.lambda2 = shape.lambda2.lambdas(num_layers);
   r.policy_json = evict::policy_to_string(policy);

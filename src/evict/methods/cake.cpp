@@ -96,23 +96,26 @@ class Cake final : public Method {
   }
 
   at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
-    const at::Tensor a = window_attention(view);  // [heads, W, n - W]
-    const int64_t heads = a.size(0), kv_heads = view.keys.size(0), n = view.keys.size(1);
-    const at::Tensor indicator = a.mean(1) + params.at("gamma") * a.var(1, /*unbiased=*/true);
-    const at::Tensor pooled =
-        at::avg_pool1d(indicator.unsqueeze(0), {5}, {1}, {2}, false, true).squeeze(0);
-    at::Tensor score =
-        at::full({kv_heads, n}, std::numeric_limits<float>::infinity(), view.keys.options());
-    score.narrow(1, 0, a.size(2))
-        .copy_(pooled.view({kv_heads, heads / kv_heads, a.size(2)}).mean(1));
-    return score;
+    return layer_scores(view, params).scores;
   }
 
-  double layer_preference(const LayerView& view, const MethodParams& params) const override {
-    const at::Tensor a = window_attention(view);
+  // The indicator and the preference from one window attention.
+  LayerScores layer_scores(const LayerView& view, const MethodParams& params) const override {
+    const at::Tensor a = window_attention(view);  // [heads, W, n - W]
+    const int64_t heads = a.size(0), kv_heads = view.keys.size(0), n = view.keys.size(1);
+    const at::Tensor variance = a.var(1, /*unbiased=*/true);
+    const at::Tensor indicator = a.mean(1) + params.at("gamma") * variance;
+    const at::Tensor pooled =
+        at::avg_pool1d(indicator.unsqueeze(0), {5}, {1}, {2}, false, true).squeeze(0);
+    LayerScores out;
+    out.scores =
+        at::full({kv_heads, n}, std::numeric_limits<float>::infinity(), view.keys.options());
+    out.scores.narrow(1, 0, a.size(2))
+        .copy_(pooled.view({kv_heads, heads / kv_heads, a.size(2)}).mean(1));
     const double entropy = -(a * at::log(a + 1e-10)).sum().item<double>();
-    const double variance = a.var(1, /*unbiased=*/true).sum().item<double>();
-    return std::pow(entropy, 1.0 / params.at("tau1")) * std::pow(variance, 1.0 / params.at("tau2"));
+    out.preference = std::pow(entropy, 1.0 / params.at("tau1")) *
+                     std::pow(variance.sum().item<double>(), 1.0 / params.at("tau2"));
+    return out;
   }
 
   std::vector<int64_t> allocate_layers(const std::vector<double>& preferences, int64_t n,
