@@ -9,6 +9,7 @@
 #include "store/rows.h"
 #include "store/run_identity.h"
 #include "store/schema.h"
+#include "store/spec_growth.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 
@@ -49,7 +50,11 @@ class SourceMerge {
       insert_experiment(into_, experiment);
       ++report_.experiments_added;
     } else if (!same_json(existing->spec_json, experiment.spec_json)) {
-      throw conflict("experiment '" + experiment.name + "' has a different spec in each");
+      // One copy may have grown (added datasets, budgets, methods): the grown spec stays.
+      if (spec_grows(existing->spec_json, experiment.spec_json))
+        update_experiment_spec(into_, existing->id, experiment.spec_json);
+      else if (!spec_grows(experiment.spec_json, existing->spec_json))
+        throw conflict("experiment '" + experiment.name + "' has a different spec in each");
     }
   }
 
@@ -60,9 +65,18 @@ class SourceMerge {
       ++report_.jobs_added;
       return;
     }
-    if (existing->spec.experiment != job.spec.experiment ||
-        !same_json(existing->spec.spec_json, job.spec.spec_json))
+    if (existing->spec.experiment != job.spec.experiment)
       throw conflict("job '" + job.spec.key + "' has a different experiment or spec in each");
+    if (!same_json(existing->spec.spec_json, job.spec.spec_json)) {
+      // The copy whose spec grew is the job as it is now, finished or not.
+      if (spec_grows(job.spec.spec_json, existing->spec.spec_json)) return;
+      if (!spec_grows(existing->spec.spec_json, job.spec.spec_json))
+        throw conflict("job '" + job.spec.key + "' has a different experiment or spec in each");
+      reopen_job(into_, existing->id, job.spec.spec_json);
+      if (job.finished)
+        update_job_finished(into_, existing->id, job.prefills, job.finished_at.value_or(""));
+      return;
+    }
     if (job.finished && !existing->finished)
       update_job_finished(into_, existing->id, job.prefills, job.finished_at.value_or(""));
   }

@@ -216,6 +216,13 @@ int64_t insert_experiment(Connection& db, const Experiment& e) {
   return db.last_insert_rowid();
 }
 
+void update_experiment_spec(Connection& db, int64_t experiment_id, const std::string& spec_json) {
+  Statement update(db, "UPDATE experiments SET spec_json = ?2 WHERE id = ?1",
+                   "updating the spec of experiment id " + std::to_string(experiment_id));
+  update.bind(1, experiment_id).bind(2, spec_json);
+  update.run();
+}
+
 std::optional<Job> select_job(Connection& db, const std::string& key) {
   Statement select(db, (std::string(kSelectJob) + " WHERE job_key = ?1").c_str(),
                    "reading job '" + key + "'");
@@ -262,6 +269,15 @@ void update_job_finished(Connection& db, int64_t job_id, std::optional<int64_t> 
                        .c_str(),
                    "marking job id " + std::to_string(job_id) + " finished");
   update.bind(1, job_id).bind(2, prefills).bind(3, finished_at);
+  update.run();
+}
+
+void reopen_job(Connection& db, int64_t job_id, const std::string& spec_json) {
+  Statement update(db,
+                   "UPDATE jobs SET spec_json = ?2, status = 'running', prefills = NULL, "
+                   "finished_at = NULL WHERE id = ?1",
+                   "reopening job id " + std::to_string(job_id));
+  update.bind(1, job_id).bind(2, spec_json);
   update.run();
 }
 

@@ -17,6 +17,7 @@ class Connection;
 std::optional<Experiment> select_experiment(Connection& db, const std::string& name);
 std::vector<Experiment> select_experiments(Connection& db);
 int64_t insert_experiment(Connection& db, const Experiment& experiment);
+void update_experiment_spec(Connection& db, int64_t experiment_id, const std::string& spec_json);
 
 // The job's experiment must be in the database.
 std::optional<Job> select_job(Connection& db, const std::string& key);
@@ -24,6 +25,8 @@ std::vector<Job> select_jobs(Connection& db);
 int64_t insert_job(Connection& db, const Job& job);
 void update_job_finished(Connection& db, int64_t job_id, std::optional<int64_t> prefills,
                          const std::string& finished_at);
+// The job's spec replaced and the job running again (its spec grew: it has work to do).
+void reopen_job(Connection& db, int64_t job_id, const std::string& spec_json);
 
 // The run's job (spec.job_key), when it has one, must be in the database.
 std::optional<Run> select_run(Connection& db, const std::string& key);

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "store/rows.h"
 #include "store/run_identity.h"
+#include "store/spec_growth.h"
 #include "store/sqlite.h"
 
 namespace kvs::store {
@@ -71,10 +72,15 @@ Experiment Store::find_or_create_experiment(const std::string& name, const std::
   check_json(spec_json, path() + ": spec of experiment '" + name + "'");
   Transaction transaction(*db_);
   if (auto existing = select_experiment(*db_, name)) {
-    if (nlohmann::json::parse(existing->spec_json) != nlohmann::json::parse(spec_json))
+    if (!spec_grows(existing->spec_json, spec_json))
       throw error_at(path(), "experiment '" + name +
-                                 "' was recorded with a different spec: give the changed "
-                                 "experiment another name or write to another database");
+                                 "' was recorded with a different spec (a spec may only add "
+                                 "datasets, budgets and methods): give the changed experiment "
+                                 "another name or write to another database");
+    if (nlohmann::json::parse(existing->spec_json) != nlohmann::json::parse(spec_json)) {
+      update_experiment_spec(*db_, existing->id, spec_json);
+      existing->spec_json = spec_json;
+    }
     transaction.commit();
     return *existing;
   }
@@ -95,10 +101,14 @@ Job Store::find_or_create_job(const JobSpec& spec) {
   Transaction transaction(*db_);
   if (auto existing = select_job(*db_, spec.key)) {
     if (existing->spec.experiment != spec.experiment ||
-        nlohmann::json::parse(existing->spec.spec_json) != nlohmann::json::parse(spec.spec_json))
+        !spec_grows(existing->spec.spec_json, spec.spec_json))
       throw error_at(path(), "job '" + spec.key + "' was recorded for experiment '" +
                                  existing->spec.experiment +
                                  "' with a different spec: a job key must name one job");
+    if (nlohmann::json::parse(existing->spec.spec_json) != nlohmann::json::parse(spec.spec_json)) {
+      reopen_job(*db_, existing->id, spec.spec_json);  // its spec grew: the rest to do
+      existing = select_job(*db_, spec.key);
+    }
     transaction.commit();
     return *existing;
   }

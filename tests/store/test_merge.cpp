@@ -23,10 +23,11 @@ constexpr const char* kExperimentSpec = R"({"name":"demo","budgets":[32,64]})";
 // What an experiment job writes: its experiment and job, runs with `states` states each (3 dev
 // predictions per state) and a test replay of state 0.
 void write_job(const std::string& path, const std::string& job_key,
-               const std::vector<std::string>& run_keys, int states, bool finish) {
+               const std::vector<std::string>& run_keys, int states, bool finish,
+               const std::string& job_spec = R"({"dataset":"d"})") {
   Store store(path);
   store.find_or_create_experiment("demo", kExperimentSpec);
-  const Job job = store.find_or_create_job({job_key, "demo", R"({"dataset":"d"})", "node"});
+  const Job job = store.find_or_create_job({job_key, "demo", job_spec, "node"});
   for (const std::string& key : run_keys) {
     RunSpec spec = make_spec(key);
     spec.job_key = job_key;
@@ -184,6 +185,41 @@ TEST(Merge, ConflictsAreRefusedWithoutWriting) {
   expect_error([&] { merge_databases(all, {other_policy}); },
                {other_policy, "'run' state 0", "another policy"});
   EXPECT_EQ(count(all), with_good);
+}
+
+// Job databases written before and after a spec grew merge into one: the grown experiment and job
+// stay, whichever copy comes first; a spec that changed otherwise is still a conflict.
+TEST(Merge, TheGrownSpecStays) {
+  ScratchDir dir;
+  const std::string older = dir.file("older.db"), grown = dir.file("grown.db"),
+                    all = dir.file("all.db"), all2 = dir.file("all2.db"),
+                    other = dir.file("other.db");
+  constexpr const char* kGrownSpec = R"({"name":"demo","budgets":[16,32,64]})";
+  write_job(older, "job", {"run"}, 2, true, R"({"dataset":"d","runs":[1]})");
+  {
+    Store store(grown);
+    store.find_or_create_experiment("demo", kGrownSpec);
+    store.find_or_create_job({"job", "demo", R"({"dataset":"d","runs":[1,2]})", "node"});
+  }
+  const auto recorded = [](const std::string& path) {
+    Store store(path, Access::read_only);
+    return std::make_pair(store.list_experiments().at(0).spec_json, store.list_jobs().at(0));
+  };
+  merge_databases(all, {older, grown});
+  merge_databases(all2, {grown, older});
+  for (const std::string& path : {all, all2}) {
+    const auto [experiment, job] = recorded(path);
+    EXPECT_EQ(experiment, kGrownSpec) << path;
+    EXPECT_EQ(job.spec.spec_json, R"({"dataset":"d","runs":[1,2]})") << path;
+    EXPECT_FALSE(job.finished) << path;  // the grown job has not finished
+    EXPECT_EQ(count(path).runs, 1u) << path;
+  }
+  {
+    Store store(other);
+    store.find_or_create_experiment("demo", R"({"name":"demo","budgets":[128]})");
+  }
+  expect_error([&] { merge_databases(all, {other}); },
+               {other, "experiment 'demo' has a different spec in each"});
 }
 
 TEST(Merge, BadSourcesAreRefused) {

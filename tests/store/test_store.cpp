@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "store/run_identity.h"
+#include "store/spec_growth.h"
 #include "store/store.h"
 #include "store_fixtures.h"
 
@@ -261,6 +262,46 @@ TEST(Store, ExperimentsAndJobs) {
   EXPECT_EQ(jobs[0].spec.host, "node01");
   ASSERT_EQ(store.list_experiments().size(), 1u);
   EXPECT_EQ(store.list_experiments()[0].spec_json, R"({"budgets":[32,64]})");
+}
+
+// A spec grows when its lists gain entries and nothing else changes: a grown experiment is
+// continued (its recorded spec becomes the grown one), a grown job runs again for what was added.
+TEST(Store, SpecsMayGrowByAddingToTheirLists) {
+  EXPECT_TRUE(spec_grows(R"({"budgets":[64]})", R"({"budgets":[64]})"));
+  EXPECT_TRUE(spec_grows(
+      R"({"budgets":[128,256],"methods":[{"name":"A","budgets":[8]}]})",
+      R"({"budgets":[64,128,256],"methods":[{"name":"B"},{"name":"A","budgets":[8]}]})"));
+  EXPECT_FALSE(spec_grows(R"({"budgets":[64,128]})", R"({"budgets":[128]})"));  // one removed
+  EXPECT_FALSE(spec_grows(R"({"methods":[{"name":"A"}]})",
+                          R"({"methods":[{"name":"A","schedule":"uniform"}]})"));  // A changed
+  EXPECT_FALSE(spec_grows(R"({"dev_limit":1})", R"({"dev_limit":12})"));
+  EXPECT_FALSE(spec_grows(R"({"budgets":[64]})", R"({"budgets":[64],"max_length":9})"));
+  EXPECT_FALSE(spec_grows(R"({"budgets":[64],"max_length":9})", R"({"budgets":[64]})"));
+
+  ScratchDir dir;
+  const std::string path = dir.file("jobs.db");
+  Store store(path);
+  const Experiment experiment = store.find_or_create_experiment("demo", R"({"budgets":[128]})");
+  EXPECT_EQ(store.find_or_create_experiment("demo", R"({"budgets":[64,128]})").id, experiment.id);
+  EXPECT_EQ(store.list_experiments().at(0).spec_json, R"({"budgets":[64,128]})");
+  expect_error([&] { store.find_or_create_experiment("demo", R"({"budgets":[128]})"); },
+               {"'demo'", "may only add datasets, budgets and methods"});
+
+  const Job job = store.find_or_create_job({"demo/job", "demo", R"({"evaluations":["a"]})", "h"});
+  store.mark_job_finished(job, 7);
+  EXPECT_TRUE(
+      store.find_or_create_job({"demo/job", "demo", R"({"evaluations":["a"]})", "h"}).finished);
+  const Job grown =
+      store.find_or_create_job({"demo/job", "demo", R"({"evaluations":["a","b"]})", "h"});
+  EXPECT_EQ(grown.id, job.id);
+  EXPECT_FALSE(grown.finished);  // "b" is still to do
+  EXPECT_FALSE(grown.prefills.has_value());
+  EXPECT_EQ(store.list_jobs().at(0).spec.spec_json, R"({"evaluations":["a","b"]})");
+  expect_error(
+      [&] {
+        store.find_or_create_job({"demo/job", "demo", R"({"evaluations":["b"]})", "h"});
+      },
+      {"'demo/job'", "different spec"});
 }
 
 TEST(Store, ReadOnlyStoreRefusesWrites) {
