@@ -37,6 +37,7 @@ search::RunRequest method_request(const ExperimentSpec& spec, const Job& job, co
   r.segments = method.segments;
   r.budget = budget;
   r.max_evals = method.searched() ? method.evals : 1;
+  if (method.dev_limit) r.limit_dev = *method.dev_limit;
   r.step = method.step;
   r.tau = method.tau;
   r.run_key = run_key(spec, job.dataset, method.name, budget);

@@ -118,6 +118,13 @@ MethodSpec parse_method(const json& object, const std::string& where, const Expe
   if (!m.transfer.empty() && !m.datasets.empty())
     throw error_at(f.at("datasets"), "a transfer runs on its source's datasets: leave datasets out");
   m.evals = static_cast<int>(f.integer("evals", 14, 1));
+  if (f.has("dev_limit")) {
+    if (!m.searched())
+      throw error_at(f.at("dev_limit"),
+                     "only a search (profile segments or curve) scores dev questions of its own: "
+                     "leave dev_limit out");
+    m.dev_limit = f.integer("dev_limit", 0, 0);
+  }
   m.step = f.number("step", 0.3);
   m.tau = f.number("tau", 0.1);
   m.lambda1 = f.optional_number("lambda1");

@@ -29,6 +29,9 @@ struct MethodSpec {
   int segments = 3;     // segments profile only
   std::vector<int64_t> budgets;              // the experiment's budgets unless given
   int evals = 14;                            // searches: evaluations, warm start included
+  // Searches: the first N dev questions that score their states (0: the whole dev split); the
+  // experiment's dev_limit unless given. Fixed policies need no dev questions of their own.
+  std::optional<int64_t> dev_limit;
   double step = 0.3;                         // searches: coordinate step in a-space
   double tau = 0.1;                          // searches: minimum dev improvement to accept
   std::optional<double> lambda1, lambda2;    // global only: fixed coefficients (default 0, -0.15)

@@ -44,9 +44,12 @@ std::vector<JobWork> estimate_work(const ExperimentSpec& spec, const Plan& plan,
     const int64_t test = limited(shape.records - dev_size, spec.test_limit);
     JobWork w;
     if (job.kind == JobKind::Search) {
-      // The warm start alone, then batches of up to `speculation` moves.
-      const int evals = spec.method(job.evaluations.at(0).method).evals;
-      w.passes = dev * (1 + (evals - 1 + spec.speculation - 1) / spec.speculation);
+      // The warm start alone, then batches of up to `speculation` moves, on the search's dev
+      // questions.
+      const MethodSpec& searched = spec.method(job.evaluations.at(0).method);
+      const int64_t search_dev =
+          limited(std::min(dev_size, shape.records), searched.dev_limit.value_or(spec.dev_limit));
+      w.passes = search_dev * (1 + (searched.evals - 1 + spec.speculation - 1) / spec.speculation);
     } else {
       w.passes = (job.evaluations.empty() ? 0 : dev) + test;
     }

@@ -205,6 +205,40 @@ TEST(ExperimentSpec, ProfilesRunUnderAnAllocation) {
             std::string::npos);
 }
 
+// A search may score its states on dev questions of its own; fixed policies keep the spec's.
+TEST(ExperimentSpec, SearchesTakeTheirOwnDevQuestions) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  json["methods"].push_back(
+      {{"name", "Wide segments"}, {"profile", "segments"}, {"budgets", {32}}, {"dev_limit", 12}});
+  const ExperimentSpec spec = load_spec(test_support::write_text(dir, "mini.json", json.dump()));
+  ASSERT_TRUE(spec.method("Wide segments").dev_limit.has_value());
+  EXPECT_FALSE(spec.method("PyramidKV").dev_limit.has_value());
+  const Plan plan = make_plan(spec);
+  JobSettings settings;
+  settings.model_dir = dir.file("model");
+  settings.longbench_dir = dir.file("longbench");
+  const Job* search = nullptr;
+  for (const Job& job : plan.jobs)
+    if (job.kind == JobKind::Search && job.evaluations.at(0).method == "Wide segments")
+      search = &job;
+  ASSERT_NE(search, nullptr);
+  EXPECT_EQ(method_request(spec, *search, spec.method("Wide segments"), 32, settings).limit_dev,
+            12);
+  EXPECT_EQ(
+      method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("PyramidKV"), 32, settings)
+          .limit_dev,
+      spec.dev_limit);
+
+  EXPECT_NE(error_for("methods", R"([{"name": "P", "profile": "pyramid", "dev_limit": 4}])")
+                .find("methods[0].dev_limit: only a search (profile segments or curve) scores dev "
+                      "questions of its own"),
+            std::string::npos);
+  EXPECT_NE(error_for("methods", R"([{"name": "S", "profile": "segments", "dev_limit": -1}])")
+                .find("methods[0].dev_limit"),
+            std::string::npos);
+}
+
 // The full cache is one run above every prompt; a method limited to some datasets runs only there,
 // and its transfer with it.
 TEST(ExperimentSpec, FullCacheAndMethodsOnSomeDatasets) {
