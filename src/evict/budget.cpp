@@ -21,8 +21,8 @@ Schedule parse_schedule(const std::string& name, const std::string& where) {
 void validate_budget(const BudgetSpec& spec, const std::string& where) {
   if (spec.window < 1)
     throw error_at(where + ".window", strfmt("must be >= 1, got %lld", (long long)spec.window));
-  if (spec.budget <= spec.window) {
-    throw error_at(where + ".budget", strfmt("must exceed the window (%lld), got %lld",
+  if (spec.budget < spec.window) {  // equal: the window alone is kept
+    throw error_at(where + ".budget", strfmt("must hold the window (%lld), got %lld",
                                              (long long)spec.window, (long long)spec.budget));
   }
   if (spec.beta < 1)

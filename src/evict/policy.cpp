@@ -109,11 +109,11 @@ void validate_scoring(const Policy& p, const std::string& where) {
   }
   for (const char* kept : {"n_sink", "window"}) {  // what the method always keeps
     const auto it = p.params.find(kept);
-    if (it != p.params.end() && p.budget.budget <= it->second) {
-      throw error_at(where + ".budget",
-                     strfmt("%lld does not hold the %g %s it always keeps and more",
-                            (long long)p.budget.budget, it->second,
-                            std::string(kept) == "n_sink" ? "sinks" : "window tokens"));
+    if (it != p.params.end() && p.budget.budget < it->second) {  // equal: those alone are kept
+      throw error_at(
+          where + ".budget",
+          strfmt("%lld does not hold the %g %s it always keeps", (long long)p.budget.budget,
+                 it->second, std::string(kept) == "n_sink" ? "sinks" : "window tokens"));
     }
   }
 }

@@ -148,8 +148,9 @@ store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_t
 RunSummary run_search(const RunRequest& request) {
   const PolicyFamily family(request.family, request.segments, request.budget);
   const int64_t window = evict::BudgetSpec{}.window;  // every family's policies keep the default window
-  if (request.budget <= window)
-    throw Error(strfmt("--budget must exceed the window of %lld tokens", static_cast<long long>(window)));
+  if (request.budget < window)
+    throw Error(
+        strfmt("--budget must hold the window of %lld tokens", static_cast<long long>(window)));
   // An unknown name fails before any model loading (the LongBench dir may declare extra datasets).
   longbench::load_config(request.session.longbench_dir);
   longbench::dataset_info(request.session.dataset);

@@ -87,6 +87,26 @@ TEST(Methods, TheRegistryListsEveryMethodOnceAndRefusesUnknownNames) {
   EXPECT_NE(evict::methods_markdown().find("| `knorm` | arXiv 2406.11430 |"), std::string::npos);
 }
 
+// A budget equal to what a method always keeps is that alone (kvpress's SnapKV at n_kept = 64 with
+// its window of 64; StreamingLLM's sinks and recent tokens): nothing is scored in.
+TEST(Methods, ABudgetEqualToTheWindowKeepsTheWindowAlone) {
+  const Layer l = random_layer(6, 2, 300, 16, 64, 3);
+  const json snapkv = {{"method", "snapkv"}, {"budget", 64},     {"window", 64},
+                       {"kernel", 5},        {"pooling", "avg"}, {"granularity", "kv_head"}};
+  std::set<int64_t> window;
+  for (int64_t i = 300 - 64; i < 300; ++i) window.insert(i);
+  for (const json& policy :
+       {snapkv, json{{"method", "pyramidkv"}, {"budget", 64}, {"window", 64}}}) {
+    const at::Tensor kept = select(method_policy(policy), l);
+    for (int64_t h = 0; h < kept.size(0); ++h)
+      EXPECT_EQ(kept_row(kept, h), window) << policy.dump();
+  }
+  const at::Tensor streaming =
+      select(method_policy({{"method", "streaming_llm"}, {"budget", 4}, {"n_sink", 4}}), l);
+  for (int64_t h = 0; h < streaming.size(0); ++h)
+    EXPECT_EQ(kept_row(streaming, h), (std::set<int64_t>{0, 1, 2, 3}));
+}
+
 TEST(Methods, KnormKeepsTheKeysOfLowestNorm) {
   const Layer l = random_layer(6, 2, 300, 16, 1, 1);
   const at::Tensor kept = select(method_policy({{"method", "knorm"}, {"budget", 40}}), l);
@@ -658,8 +678,8 @@ TEST(Methods, BadInputNamesTheField) {
             "policy.n_sink: unknown field");
   EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 64}, {"n_sink", "4"}}),
             "policy.n_sink: expected an integer, got \"4\"");
-  EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 4}, {"n_sink", 4}}),
-            "policy.budget: 4 does not hold the 4 sinks it always keeps and more");
+  EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 3}, {"n_sink", 4}}),
+            "policy.budget: 3 does not hold the 4 sinks it always keeps");
   EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 64}, {"n_sink", -1}}),
             "policy.n_sink: must be >= 0, got -1");
   EXPECT_EQ(parse_error({{"method", "knorm"}}), "policy: missing required field \"budget\"");
@@ -667,8 +687,8 @@ TEST(Methods, BadInputNamesTheField) {
             "policy.budget: expected an integer >= 1, got 0");
   EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"kind", "topk"}}),
             "policy.kind: not a field of the method dialect: \"method\" decides it");
-  EXPECT_EQ(parse_error({{"method", "r_kv"}, {"budget", 8}}),
-            "policy.budget: 8 does not hold the 8 window tokens it always keeps and more");
+  EXPECT_EQ(parse_error({{"method", "r_kv"}, {"budget", 7}}),
+            "policy.budget: 7 does not hold the 8 window tokens it always keeps");
   EXPECT_EQ(parse_error({{"method", "lagkv"}, {"budget", 64}, {"cross_scoring", 1}}),
             "policy.cross_scoring: expected true or false, got 1");
   EXPECT_EQ(parse_error({{"method", 3}, {"budget", 64}}),
@@ -699,8 +719,8 @@ TEST(Methods, CakeNeedsEveryLayerAndRefusesBadTemperatures) {
             "policy.tau1: must be >= 0.001, got 0");
   EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 64}, {"tau2", -1}}),
             "policy.tau2: must be >= 0.001, got -1");
-  EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 32}}),
-            "policy.budget: 32 does not hold the 32 window tokens it always keeps and more");
+  EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 31}}),
+            "policy.budget: 31 does not hold the 32 window tokens it always keeps");
   EXPECT_EQ(parse_error({{"method", "mixkv"}, {"budget", 64}, {"host", "pyramid"}})
                 .rfind("policy.host: ", 0),
             0u);

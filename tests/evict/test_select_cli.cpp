@@ -123,7 +123,7 @@ TEST_F(SelectCli, BadInputIsOneClearErrorLine) {
   expect_error(
       select(good, write_policy("small.json",
                                 {{"kind", "topk"}, {"budget", 8}, {"schedule", "uniform"}})),
-      "budget: must exceed the window");
+      "budget: must hold the window");
   expect_error(
       select(good,
              write_policy("typo.json", {{"kind", "topk"}, {"budget", 32}, {"shedule", "uniform"}})),
