@@ -1,6 +1,7 @@
 #include "experiment/job.h"
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "core/build_info.h"
 #include "core/error.h"
@@ -53,8 +54,13 @@ std::optional<store::Job> recorded_job(const std::string& out_dir, const Job& jo
   const std::string path = job_database(out_dir, job);
   if (!std::filesystem::exists(path)) return std::nullopt;
   store::Store db(path, store::Access::read_only);
-  for (const store::Job& j : db.list_jobs())
-    if (j.spec.key == job.key) return j;
+  for (store::Job j : db.list_jobs()) {
+    if (j.spec.key != job.key) continue;
+    // A job whose spec has grown since (store/spec_growth.h) has what was added still to do.
+    if (nlohmann::json::parse(j.spec.spec_json) != nlohmann::json::parse(job.spec_json))
+      j.finished = false;
+    return j;
+  }
   return std::nullopt;
 }
 

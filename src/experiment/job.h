@@ -33,7 +33,8 @@ struct JobOutcome {
 
 JobOutcome run_job(const ExperimentSpec& spec, const Plan& plan, size_t index, const JobSettings& settings);
 
-// The job's row in its database, when the database exists and holds it.
+// The job's row in its database, when the database exists and holds it; not finished when the job's
+// spec has grown since it was recorded.
 std::optional<store::Job> recorded_job(const std::string& out_dir, const Job& job);
 
 }  // namespace kvs::experiment

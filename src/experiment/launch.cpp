@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "experiment/subprocess.h"
 #include "store/merge.h"
+#include "store/spec_growth.h"
 
 namespace kvs::experiment {
 
@@ -82,6 +83,11 @@ ExperimentRun run_experiment(const ExperimentSpec& spec, const LaunchOptions& op
   std::vector<bool> was_finished(plan.jobs.size(), false);
   for (size_t i = 0; i < plan.jobs.size(); ++i) {
     const auto row = recorded_job(out_dir, plan.jobs[i]);
+    if (row && !store::spec_grows(row->spec.spec_json, plan.jobs[i].spec_json))
+      throw error_at(job_database(out_dir, plan.jobs[i]),
+                     "job '" + plan.jobs[i].key +
+                         "' was recorded with a different spec (a spec may only add datasets, "
+                         "budgets and methods): give the changed experiment another name or --out");
     was_finished[i] = row && row->finished;
     if (!was_finished[i]) todo.push_back(i);
   }

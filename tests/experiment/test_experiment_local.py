@@ -143,6 +143,35 @@ def main():
         print(f"3 budgets x 3 policies sweep: {prefills} prefills for {questions} questions "
               f"(one per policy and question: {9 * questions})")
 
+        # The sweep grown by a budget and a method: the recorded runs stay as they were and only
+        # what was added is evaluated; a spec changed otherwise is refused.
+        merged_s = os.path.join(out_s, "results.sqlite")
+        states_sql = ("SELECT run_key, states.id, states.created_at, states.dev_score FROM states "
+                      "JOIN runs ON runs.id = states.run_id ORDER BY run_key")
+        recorded = rows(merged_s, states_sql)
+        sweep_methods = [{"name": n, "profile": p} for n, p in
+                         (("SnapKV", "baseline"), ("PyramidKV", "pyramid"), ("Global", "global"))]
+        grown_budgets = spec["budgets"] + [spec["budgets"][-1] + 16]
+        grown = write_spec(tmp, "sweep", name="sweep", datasets=[spec["datasets"][0]], budgets=grown_budgets,
+                           methods=sweep_methods + [{"name": "KeyDiff", "policy": {"method": "keydiff"}}],
+                           tables=[], figures=[])
+        must("experiment", "run", grown, *paths, "--out", out_s)
+        after = rows(merged_s, states_sql)
+        check(set(recorded) <= set(after), "growing the sweep changed or dropped its recorded states")
+        added = {r[0] for r in after} - {r[0] for r in recorded}
+        check(len(added) == 3 + len(grown_budgets) and len(after) == len(recorded) + len(added),
+              f"the grown sweep evaluated {sorted(added)}, expected the new budget's 3 runs and KeyDiff's "
+              f"{len(grown_budgets)}")
+        ((status, prefills),) = job_rows(out_s).values()
+        check(status == "finished" and prefills == questions,
+              f"the grown sweep's job: {status}, {prefills} prefills (expected {questions} more)")
+        changed = write_spec(tmp, "sweep", name="sweep", datasets=[spec["datasets"][0]], budgets=grown_budgets,
+                             methods=[dict(sweep_methods[0], schedule="pyramid")] + sweep_methods[1:],
+                             tables=[], figures=[])
+        expect_error("a sweep whose SnapKV changed", "experiment", "run", changed, *paths, "--out", out_s,
+                     mentions=("different spec",))
+        print(f"sweep grown by a budget and a method: {len(added)} runs added, {len(recorded)} recorded states kept")
+
         # An ablation search with the dispersion term off moves only the lambda2 coordinates.
         ablation = write_spec(tmp, "ablation", name="ablation", datasets=[spec["datasets"][0]], budgets=[64],
                               methods=[{"name": "mean & corr", "profile": "segments", "segments": 2, "evals": 4,
