@@ -92,9 +92,9 @@ TEST(Budget, OneLayerHasNoSlope) {
   EXPECT_EQ(b.selected, (std::vector<int64_t>{56}));
 }
 
-TEST(Budget, RejectsBudgetsThatLeaveNothingToSelect) {
+TEST(Budget, RejectsBudgetsThatDoNotHoldTheWindow) {
   BudgetSpec spec;
-  spec.budget = 8;
+  spec.budget = 7;  // the window is 8
   try {
     layer_budgets(spec, 100, 32);
     FAIL() << "expected an error";

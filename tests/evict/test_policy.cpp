@@ -105,7 +105,7 @@ TEST(Policy, ErrorsNameTheField) {
   j["budget"] = "64";
   expect_error(j, "policy.budget");
   j = minimal();
-  j["budget"] = 8;
+  j["budget"] = 7;  // under the window of 8
   expect_error(j, "policy.budget");
   j = minimal();
   j["kernel"] = 6;
@@ -171,7 +171,7 @@ TEST(Policy, ShorthandsOfGenerate) {
   EXPECT_NEAR(kvs::evict::shorthand_policy(64, "global").lambda2_at(0, 32), -0.15, 1e-12);
   EXPECT_THROW(kvs::evict::shorthand_policy(64, "pyramid", 0.1), kvs::Error);
   EXPECT_THROW(kvs::evict::shorthand_policy(64, "segments"), kvs::Error);
-  EXPECT_THROW(kvs::evict::shorthand_policy(8, "baseline"), kvs::Error);
+  EXPECT_THROW(kvs::evict::shorthand_policy(7, "baseline"), kvs::Error);  // under the window
 }
 
 }  // namespace

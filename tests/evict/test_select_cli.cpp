@@ -122,7 +122,7 @@ TEST_F(SelectCli, BadInputIsOneClearErrorLine) {
   const std::string good = write_tensors("good.safetensors", {{"q_window", q}, {"keys", k}});
   expect_error(
       select(good, write_policy("small.json",
-                                {{"kind", "topk"}, {"budget", 8}, {"schedule", "uniform"}})),
+                                {{"kind", "topk"}, {"budget", 7}, {"schedule", "uniform"}})),
       "budget: must hold the window");
   expect_error(
       select(good,
