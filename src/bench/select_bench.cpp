@@ -75,6 +75,7 @@ BenchPolicies bench_policies(const SelectBenchOptions& options) {
 struct BenchTensors {
   at::Tensor queries, keys, values;
   at::Tensor all_queries, pre_rope_queries, output_projection, rope_inv_freq;
+  at::Tensor row_lse;  // the fused prefill attention's, a by-product the column sums start from
 };
 
 // --method's policy at its defaults (a wrapper over kvpress's SnapKV), or none.
@@ -98,8 +99,11 @@ BenchTensors bench_tensors(const SelectBenchOptions& options, const at::Device& 
   const uint32_t needs = method ? policy_needs(*method) : 0u;
   if (method && method->observation_window() > options.window)  // the method's own window
     t.queries = randn({options.heads, method->observation_window(), options.head_dim});
-  if (needs & kNeedsColumnSums)
+  if (needs & kNeedsColumnSums) {
     t.all_queries = randn({options.heads, options.tokens, options.head_dim});
+    const c10::InferenceMode inference;  // as the prefill runs: the fused kernel applies
+    model::prefill_attention(t.all_queries, t.keys, t.values, {}, &t.row_lse);  // untimed
+  }
   if (needs & kNeedsPreRopeQueries) {
     t.pre_rope_queries = randn({options.heads, options.tokens, options.head_dim});
     t.rope_inv_freq =
@@ -113,12 +117,13 @@ BenchTensors bench_tensors(const SelectBenchOptions& options, const at::Device& 
   return t;
 }
 
-// One layer as the prefill shows it; the column sums are computed here (the method's extra
-// sweep over the keys is part of its cost), the other signals are the prefill's by-products.
+// One layer as the prefill shows it; the column sums are computed here as the prefill does (the
+// method's extra sweep over the keys is part of its cost), the other signals are the prefill's
+// by-products.
 void observe_layer(CompressingObserver& observer, const BenchTensors& t, int64_t layer) {
   model::PrefillLayer seen(layer, t.keys, t.values, t.queries);
   if (observer.signals() & model::kSignalColumnSums)
-    seen.column_sums = model::prefill_attention_column_sums(t.all_queries, t.keys, {});
+    seen.column_sums = model::prefill_attention_column_sums(t.all_queries, t.keys, {}, t.row_lse);
   seen.pre_rope_queries = t.pre_rope_queries;
   seen.rope_inv_freq = t.rope_inv_freq;
   seen.output_projection = t.output_projection;

@@ -135,7 +135,7 @@ int64_t prefill_block_rows(int64_t heads, int64_t keys, int64_t block_size) {
 }
 
 at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                             const PrefillAttentionOptions& options) {
+                             const PrefillAttentionOptions& options, at::Tensor* row_lse) {
   const int64_t n = q.size(1);
   const bool window_cuts = options.sliding_window && *options.sliding_window < n;
   const bool fused_runs = q.device().is_cpu() && q.scalar_type() == at::kFloat &&
@@ -155,8 +155,10 @@ at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at:
           "a multiple of 64");
     const at::Tensor qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
     at::Tensor out = at::empty_like(qc);
+    if (row_lse) *row_lse = at::empty({q.size(0), n}, qc.options());
     cpu::causal_attention(qc.data_ptr<float>(), kc.data_ptr<float>(), vc.data_ptr<float>(),
-                          q.size(0), k.size(0), n, q.size(2), out.data_ptr<float>());
+                          q.size(0), k.size(0), n, q.size(2), out.data_ptr<float>(),
+                          row_lse ? row_lse->data_ptr<float>() : nullptr);
     return out;
   }
   if (backend == AttentionBackend::Sdpa) {
@@ -172,8 +174,17 @@ at::Tensor prefill_attention(const at::Tensor& q, const at::Tensor& k, const at:
 }
 
 at::Tensor prefill_attention_column_sums(const at::Tensor& q, const at::Tensor& k,
-                                         const PrefillAttentionOptions& options) {
+                                         const PrefillAttentionOptions& options,
+                                         const at::Tensor& row_lse) {
   const int64_t heads = q.size(0), n = q.size(1), kv_heads = k.size(0);
+  if (row_lse.defined()) {  // the fused backend's: its second sweep over the keys
+    const at::Tensor qc = q.contiguous(), kc = k.contiguous(), lse = row_lse.contiguous();
+    at::Tensor sums = at::empty({heads, n}, qc.options());
+    cpu::causal_attention_column_sums(qc.data_ptr<float>(), kc.data_ptr<float>(),
+                                      lse.data_ptr<float>(), heads, kv_heads, n, q.size(2),
+                                      sums.data_ptr<float>());
+    return sums;
+  }
   const std::optional<int64_t> window =
       options.sliding_window && *options.sliding_window < n ? options.sliding_window : std::nullopt;
   at::Tensor sums = at::zeros({kv_heads, heads / kv_heads, n}, q.options().dtype(at::kFloat));

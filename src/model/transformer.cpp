@@ -97,12 +97,14 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
       const at::Tensor k =
           apply_rope(project(h, w.k_proj, w.blocks.k_proj).view({n, kv_heads, d}).transpose(0, 1), rope).contiguous();
       const at::Tensor v = project(h, w.v_proj, w.blocks.v_proj).view({n, kv_heads, d}).transpose(0, 1).contiguous();
-      const at::Tensor attn = prefill_attention(q, k, v, attention);  // [heads, n, d]
+      const bool column_sums = signals & kSignalColumnSums;
+      at::Tensor row_lse;  // the fused attention's, which the column sums start from
+      const at::Tensor attn =
+          prefill_attention(q, k, v, attention, column_sums ? &row_lse : nullptr);  // [heads, n, d]
       if (options.observer) {
         const at::Tensor window_queries = q.narrow(1, n - window, window);
         PrefillLayer seen{l, k, v, window_queries};
-        if (signals & kSignalColumnSums)
-          seen.column_sums = prefill_attention_column_sums(q, k, attention);
+        if (column_sums) seen.column_sums = prefill_attention_column_sums(q, k, attention, row_lse);
         if (signals & kSignalPreRopeQueries) seen.pre_rope_queries = q_pre.contiguous();
         if (signals & kSignalOutputProjection) seen.output_projection = w.o_proj;
         seen.rope_inv_freq = inv_freq_;

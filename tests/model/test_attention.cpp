@@ -135,10 +135,19 @@ TEST(PrefillAttention, FusedKernelMatchesTheBlockedPath) {
       model::PrefillAttentionOptions fused, blocked;
       fused.backend = AttentionBackend::Fused;
       blocked.backend = AttentionBackend::Blocked;
-      const at::Tensor got = model::prefill_attention(q, k, v, fused);
-      const at::Tensor want = model::prefill_attention(q, k, v, blocked);
+      at::Tensor row_lse, blocked_lse;
+      const at::Tensor got = model::prefill_attention(q, k, v, fused, &row_lse);
+      const at::Tensor want = model::prefill_attention(q, k, v, blocked, &blocked_lse);
+      EXPECT_FALSE(blocked_lse.defined());
+      const at::Tensor got_sums = model::prefill_attention_column_sums(q, k, fused, row_lse);
+      const at::Tensor want_sums = model::prefill_attention_column_sums(q, k, blocked);
       ASSERT_EQ(got.sizes(), want.sizes());
       EXPECT_LE((got - want).abs().max().item<double>(), 2e-6);
+      // The column sums from the same call (the rows' log-sum-exp, a second sweep over the keys)
+      // equal the blocked path's explicit softmax; every row's weights add up to 1.
+      ASSERT_EQ(got_sums.sizes(), (at::IntArrayRef{6, n}));
+      EXPECT_LE(((got_sums - want_sums).abs() / (want_sums.abs() + 1)).max().item<double>(), 2e-6);
+      EXPECT_LE((got_sums.sum(1) - static_cast<double>(n)).abs().max().item<double>(), 1e-4 * n);
       // The first query sees only the first key: its output is that value exactly (up to 1 ulp).
       EXPECT_LE((got.select(1, 0) - v.select(1, 0).repeat_interleave(3, 0)).abs().max().item<double>(),
                 1e-6);
