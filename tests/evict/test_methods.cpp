@@ -455,9 +455,10 @@ TEST(Methods, CriticalKvWeighsTheBaseScoreByTheProjectedValueNorm) {
   EXPECT_EQ(evict::policy_needs(evict::snapkv_policy(64)), uint32_t(evict::kNeedsWindowQueries));
 }
 
-// r_kv's redundancy sums the cosine matrix in blocks of rows (never n x n): at 5,000 keys it takes
-// two blocks, and the scores equal the whole matrix's, written out with ATen.
-TEST(Methods, RKvRedundancyInRowBlocksEqualsTheWholeMatrix) {
+// r_kv's redundancy never holds the cosine matrix (column sums from the sum of the unit keys, each
+// row's last near-duplicate found in blocks of columns from the end): at 5,000 keys the scores
+// equal the whole matrix's, written out with ATen.
+TEST(Methods, RKvRedundancyWithoutTheMatrixEqualsTheWholeMatrix) {
   const int64_t n = 5000, d = 16, window = 8;
   const Layer l = random_layer(2, 1, n, d, window, 14);
   const Policy policy = method_policy({{"method", "r_kv"}, {"budget", 64}, {"kernel", 1}});

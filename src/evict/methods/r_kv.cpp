@@ -11,10 +11,14 @@
 //   s_i = mix_lambda A_i - (1 - mix_lambda) R_i.
 // The W window positions are always kept: B = the top B - W of the prefix + the window.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <utility>
+#include <vector>
 
 #include "evict/method.h"
 
@@ -36,26 +40,64 @@ at::Tensor importance(const at::Tensor& queries, const at::Tensor& keys, int64_t
   return at::max_pool1d(mean.unsqueeze(0), {kernel}, {1}, {kernel / 2}).squeeze(0);
 }
 
-// Rows of the cosine matrix computed at a time: [kv_heads, rows, n] floats within 64 MiB, so the
-// n x n matrix (7.8 GB per layer at 15.6k tokens) is never held.
-constexpr int64_t kRedundancyBytes = int64_t{64} << 20;
+// Columns of the cosine matrix computed at a time, from the last: the rows still looking for
+// their last near-duplicate against a block of keys.
+constexpr int64_t kColumnBlock = 256;
 
-// [kv_heads, n]: the redundancy of every key, its column means accumulated over blocks of rows
-// (every rule above is row-local).
+// For each row i of one head's unit keys [n, d]: the column of its last near-duplicate (the
+// largest j whose cosine with key i is above the threshold, the diagonal counting as 0; column 0
+// where there is none, as R-KV's argmax of an all-false row gives) and the cosine there (the entry
+// the rule zeroes). The cosines are computed in blocks of columns from the end for the rows still
+// looking: where near-duplicates are common, most rows find theirs in the first block, and the
+// n x n matrix is never held.
+std::pair<at::Tensor, at::Tensor> last_duplicates(const at::Tensor& unit, double threshold) {
+  const int64_t n = unit.size(0);
+  const auto limit = static_cast<float>(threshold);  // compared in float, as ATen's c > threshold
+  std::vector<int64_t> last(n, -1), pending(n);
+  std::vector<float> cosine(n, 0.0f);
+  std::iota(pending.begin(), pending.end(), int64_t{0});
+  for (int64_t c1 = n; c1 > 0 && !pending.empty(); c1 -= kColumnBlock) {
+    const int64_t c0 = std::max<int64_t>(0, c1 - kColumnBlock), cols = c1 - c0;
+    const auto count = static_cast<int64_t>(pending.size());
+    const at::Tensor rows = at::from_blob(pending.data(), {count}, at::kLong);
+    const at::Tensor block =
+        at::matmul(unit.index_select(0, rows), unit.narrow(0, c0, cols).t()).contiguous();
+    const float* b = block.data_ptr<float>();
+    at::parallel_for(0, count, 64, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const int64_t i = pending[p];
+        for (int64_t j = c1 - 1; j >= c0; --j) {
+          const float c = j == i ? 0.0f : b[p * cols + j - c0];
+          if (c > limit) {
+            last[i] = j;
+            cosine[i] = c;
+            break;
+          }
+        }
+      }
+    });
+    pending.erase(
+        std::remove_if(pending.begin(), pending.end(), [&](int64_t i) { return last[i] >= 0; }),
+        pending.end());
+  }
+  for (const int64_t i : pending) {  // none above the threshold: column 0 is zeroed
+    last[i] = 0;
+    cosine[i] = i == 0 ? 0.0f : at::dot(unit[i], unit[0]).item<float>();
+  }
+  return {at::tensor(last, at::kLong), at::tensor(cosine, at::kFloat)};
+}
+
+// [kv_heads, n]: the redundancy of every key. The column sums of C = U U^T are U (sum of the unit
+// keys): O(n d); the diagonal and each row's zeroed entry are subtracted after.
 at::Tensor redundancy(const at::Tensor& keys, double threshold) {
   const int64_t kv_heads = keys.size(0), n = keys.size(1);
-  const at::Tensor unit = keys / (keys.norm(2, {-1}, true) + 1e-8);
-  const int64_t block = std::max<int64_t>(1, kRedundancyBytes / (4 * kv_heads * n));
-  const at::Tensor columns = at::arange(n, keys.options().dtype(at::kLong));
-  at::Tensor sums = at::zeros({kv_heads, n}, keys.options());
-  for (int64_t r0 = 0; r0 < n; r0 += block) {
-    const int64_t rows = std::min(block, n - r0);
-    at::Tensor c = at::matmul(unit.narrow(1, r0, rows), unit.transpose(1, 2));  // [kv, rows, n]
-    c.diagonal(r0, 1, 2).zero_();  // row r0 + j, column r0 + j
-    // Per row, the last column above the threshold (0 where none is): its entry is zeroed.
-    const at::Tensor last = at::where(c > threshold, columns, at::zeros_like(columns)).amax(-1);
-    c.scatter_(-1, last.unsqueeze(-1), 0.0);
-    sums.add_(c.sum(1));
+  const at::Tensor unit = (keys / (keys.norm(2, {-1}, true) + 1e-8)).contiguous();
+  at::Tensor sums = at::empty({kv_heads, n}, keys.options());
+  for (int64_t h = 0; h < kv_heads; ++h) {
+    const at::Tensor u = unit[h];
+    const auto [last, cosine] = last_duplicates(u, threshold);
+    sums[h] = at::mv(u, u.sum(0)) - (u * u).sum(-1);
+    sums[h].index_add_(0, last, -cosine);
   }
   return at::softmax(sums / double(n), -1);  // column means, over all n
 }
