@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/strfmt.h"
+#include "cpu/parallel_tasks.h"
 #include "evict/greedy_select.h"
 #include "evict/method.h"
 #include "evict/score.h"
@@ -80,6 +81,18 @@ class LayerSelection {
   at::Tensor select(const Policy& policy, const std::string& where) {
     const Method& method = find_method(policy.method, where + ".method");
     return method.select(layer_view(method, policy, where), policy.params);
+  }
+
+  // Computes now what the policies would fill in on first use (the window statistics, the float32
+  // tensors), so that the policies can then select side by side, reading only.
+  void prepare(const Policy& policy, const std::string& where) {
+    if (!policy.is_scoring()) {
+      if (layer_budgets(policy.budget, layer_.keys.size(1), num_layers_).compress)
+        stats(policy, where);
+      return;
+    }
+    float_view(find_method(policy.method, where + ".method").info().needs, where);
+    if (policy.base) prepare(*policy.base, where + ".base");
   }
 
   // A layer-budget method's candidates on this layer (LayerCandidates).
@@ -216,6 +229,42 @@ void check_layer(const model::PrefillLayer& layer, int64_t num_layers) {
   }
 }
 
+// One policy's kept positions on the layer (a layer-budget method's candidates go to `candidates`).
+at::Tensor select_one(LayerSelection& selection, const model::PrefillLayer& layer,
+                      const Policy& policy, const std::string& where, int64_t num_layers,
+                      LayerCandidates& candidates) {
+  const int64_t heads = layer.window_queries.size(0), kv_heads = layer.keys.size(0),
+                n = layer.keys.size(1);
+  if (moves_between_layers(policy)) {
+    if (n <= policy.budget.budget) {  // kept whole: every layer keeps all, whatever the shares
+      candidates.positions = every_position(kv_heads, n, layer.keys);
+      candidates.scores = at::zeros({kv_heads, n}, layer.keys.options().dtype(at::kFloat));
+      candidates.preference = 1;
+      candidates.prompt_length = n;
+    } else {
+      candidates = selection.candidates(policy, where);
+    }
+    return candidates.positions.to(layer.keys.device());
+  }
+  if (policy.is_scoring()) {
+    // The method's selection: by default the B best of each KV head's scores (select_topk's
+    // tie rule: the lower position first); ragged methods pad their shorter heads with -1.
+    return n <= policy.budget.budget ? every_position(kv_heads, n, layer.keys)
+                                     : selection.select(policy, where).to(layer.keys.device());
+  }
+  const int64_t cache_rows = cache_heads(policy, heads, kv_heads);
+  const LayerBudgets budgets = layer_budgets(policy.budget, n, num_layers);
+  if (!budgets.compress) {
+    selection.rows(policy, where);  // still refuses a window the prefill did not expose
+    return every_position(cache_rows, n, layer.keys);
+  }
+  const WindowStats& stats = selection.stats(policy, where);
+  const at::Tensor selected =
+      select_tokens(stats, layer.keys, policy, budgets.selected[static_cast<size_t>(layer.layer)],
+                    layer.layer, num_layers);
+  return append_window(selected, n, stats.window);
+}
+
 }  // namespace
 
 at::Tensor method_scores(const Policy& policy, const model::PrefillLayer& layer,
@@ -244,47 +293,18 @@ std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
                                      std::vector<LayerCandidates>& candidates) {
   check_layer(layer, num_layers);
   candidates.assign(policies.size(), LayerCandidates{});
-  const int64_t heads = layer.window_queries.size(0), kv_heads = layer.keys.size(0),
-                n = layer.keys.size(1);
   LayerSelection selection(layer, num_layers);
-  std::vector<at::Tensor> kept;
-  for (size_t p = 0; p < policies.size(); ++p) {
-    const Policy& policy = policies[p];
-    const std::string where = strfmt("policy %zu (%s)", p, policy.name.c_str());
-    if (moves_between_layers(policy)) {
-      if (n <= policy.budget.budget) {  // kept whole: every layer keeps all, whatever the shares
-        LayerCandidates& c = candidates[p];
-        c.positions = every_position(kv_heads, n, layer.keys);
-        c.scores = at::zeros({kv_heads, n}, layer.keys.options().dtype(at::kFloat));
-        c.preference = 1;
-        c.prompt_length = n;
-      } else {
-        candidates[p] = selection.candidates(policy, where);
-      }
-      kept.push_back(candidates[p].positions.to(layer.keys.device()));
-      continue;
-    }
-    if (policy.is_scoring()) {
-      // The method's selection: by default the B best of each KV head's scores (select_topk's
-      // tie rule: the lower position first); ragged methods pad their shorter heads with -1.
-      kept.push_back(n <= policy.budget.budget
-                         ? every_position(kv_heads, n, layer.keys)
-                         : selection.select(policy, where).to(layer.keys.device()));
-      continue;
-    }
-    const int64_t cache_rows = cache_heads(policy, heads, kv_heads);
-    const LayerBudgets budgets = layer_budgets(policy.budget, n, num_layers);
-    if (!budgets.compress) {
-      selection.rows(policy, where);  // still refuses a window the prefill did not expose
-      kept.push_back(every_position(cache_rows, n, layer.keys));
-      continue;
-    }
-    const WindowStats& stats = selection.stats(policy, where);
-    const at::Tensor selected =
-        select_tokens(stats, layer.keys, policy, budgets.selected[static_cast<size_t>(layer.layer)],
-                      layer.layer, num_layers);
-    kept.push_back(append_window(selected, n, stats.window));
-  }
+  const auto where = [&](size_t p) {
+    return strfmt("policy %zu (%s)", p, policies[p].name.c_str());
+  };
+  for (size_t p = 0; p < policies.size(); ++p) selection.prepare(policies[p], where(p));
+  // The policies select side by side, a task each: most of their steps are small ATen operations
+  // that gain little from the threads inside them (those run serially within a task).
+  std::vector<at::Tensor> kept(policies.size());
+  cpu::for_each_task(static_cast<int64_t>(policies.size()), [&](int64_t task) {
+    const auto p = static_cast<size_t>(task);
+    kept[p] = select_one(selection, layer, policies[p], where(p), num_layers, candidates[p]);
+  });
   return kept;
 }
 
