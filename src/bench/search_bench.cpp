@@ -72,12 +72,22 @@ SearchBenchResult bench_search(const SearchBenchOptions& o) {
   for (const auto& p : policies) {
     Timer one;
     alone.push_back(evaluator.evaluate(set, {p}, options));
-    if (p.method_name() == "snapkv") r.snapkv_seconds = one.seconds();
+    if (p.method_name() == "snapkv") {
+      r.snapkv_seconds = one.seconds();
+      for (const QuestionOutcome& o : alone.back()) {
+        r.snapkv_prefill_seconds += o.prefill_seconds;
+        r.snapkv_decode_seconds += o.decode_seconds;
+      }
+    }
   }
   r.sequential_seconds = timer.seconds();
   timer.reset();
   const auto batched = evaluator.evaluate(set, policies, options);
   r.batched_seconds = timer.seconds();
+  for (const QuestionOutcome& o : batched) {
+    r.batched_prefill_seconds += o.prefill_seconds;
+    r.batched_decode_seconds += o.decode_seconds;
+  }
   r.batched_speedup = r.sequential_seconds / r.batched_seconds;
   if (r.snapkv_seconds > 0) r.batched_over_snapkv = r.batched_seconds / r.snapkv_seconds;
   for (size_t p = 0; p < policies.size(); ++p)
@@ -118,9 +128,13 @@ std::string search_bench_json(const SearchBenchResult& r) {
   j["kept_per_head"] = r.kept_per_head;
   j["held_bytes"] = r.held_bytes;
   j["uniform_bytes"] = r.uniform_bytes;
+  j["batched_prefill_seconds"] = r.batched_prefill_seconds;
+  j["batched_decode_seconds"] = r.batched_decode_seconds;
   if (r.snapkv_seconds > 0) {
     j["snapkv_seconds"] = r.snapkv_seconds;
     j["batched_over_snapkv"] = r.batched_over_snapkv;
+    j["snapkv_prefill_seconds"] = r.snapkv_prefill_seconds;
+    j["snapkv_decode_seconds"] = r.snapkv_decode_seconds;
   }
   return j.dump(2);
 }
@@ -138,6 +152,11 @@ std::string search_bench_table(const SearchBenchResult& r) {
         "snapkv alone:                   %8.2f s   the batch costs %.2fx a SnapKV-only "
         "question (goal <= 1.5)\n",
         r.snapkv_seconds, r.batched_over_snapkv);
+    out << strfmt(
+        "  of which prefill (selections included) %.2f s batched vs %.2f s snapkv, decode %.2f s "
+        "vs %.2f s\n",
+        r.batched_prefill_seconds, r.snapkv_prefill_seconds, r.batched_decode_seconds,
+        r.snapkv_decode_seconds);
   }
   out << strfmt("predictions agree: %s (%lld differing outputs)\n",
                 r.predictions_agree ? "yes" : "NO", static_cast<long long>(r.disagreements));

@@ -29,6 +29,10 @@ struct SearchBenchResult {
   std::vector<std::string> names;  // the policies, in batch order
   double snapkv_seconds = 0;       // --methods: the snapkv policy alone, every question
   double batched_over_snapkv = 0;  // the batch's time over snapkv's alone (goal <= 1.5)
+  // Where the time goes, summed over the questions: prefill (every method's selection included,
+  // and the protocols' extensions) and decode, of the batch and of snapkv alone.
+  double batched_prefill_seconds = 0, batched_decode_seconds = 0;
+  double snapkv_prefill_seconds = 0, snapkv_decode_seconds = 0;
   // Per policy, the mean over questions of the entries kept per cache head and layer, and of the
   // bytes its cache row held for the prompt beside the uniform layout's at the same mean budget.
   std::vector<double> kept_per_head, held_bytes, uniform_bytes;
