@@ -33,7 +33,7 @@ enum Rule { kKvpress = 0, kOriginal = 1 };
 
 // The layer's `count` best (head, position) pairs, as flat indices h * n + i, best first.
 std::vector<int64_t> layer_top(const at::Tensor& scores, int64_t count) {
-  const at::Tensor top = rank_top(scores.reshape({1, -1}), count).contiguous();
+  const at::Tensor top = rank_top(scores.reshape({1, -1}), count).to(at::kCPU).contiguous();
   return std::vector<int64_t>(top.data_ptr<int64_t>(), top.data_ptr<int64_t>() + count);
 }
 

@@ -92,7 +92,7 @@ class MixKv final : public Method {
         at::bincount(top.reshape({-1}).div(prefix, "floor"), {}, kv_heads).to(at::kDouble);
     const double floor_capacity = double(static_cast<int64_t>(double(base) * alpha));
     const at::Tensor budgets =
-        at::round(counts * (1 - alpha) + floor_capacity).to(at::kLong).contiguous();
+        at::round(counts * (1 - alpha) + floor_capacity).to(at::kLong).to(at::kCPU).contiguous();
     std::vector<at::Tensor> rows;
     for (int64_t h = 0; h < kv_heads; ++h) {
       const int64_t count = std::min(budgets.data_ptr<int64_t>()[h] + window, n);

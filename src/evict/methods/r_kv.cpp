@@ -95,9 +95,10 @@ at::Tensor redundancy(const at::Tensor& keys, double threshold) {
   at::Tensor sums = at::empty({kv_heads, n}, keys.options());
   for (int64_t h = 0; h < kv_heads; ++h) {
     const at::Tensor u = unit[h];
-    const auto [last, cosine] = last_duplicates(u, threshold);
+    // The search walks rows on the host (a cache on a GPU lends it a copy of the unit keys).
+    const auto [last, cosine] = last_duplicates(u.to(at::kCPU), threshold);
     sums[h] = at::mv(u, u.sum(0)) - (u * u).sum(-1);
-    sums[h].index_add_(0, last, -cosine);
+    sums[h].index_add_(0, last.to(u.device()), -cosine.to(u.device()));
   }
   return at::softmax(sums / double(n), -1);  // column means, over all n
 }
