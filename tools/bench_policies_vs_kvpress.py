@@ -147,13 +147,12 @@ def run_kvsearch(args, spec, out):
     return seconds, db
 
 
-def kvsearch_side(args, budgets, out):
-    """The K policies as one experiment (one evaluate job: one prefill per question), then the
-    report's per-budget table; returns (seconds, {(method, budget): score})."""
-    spec = {
-        "name": "kvpress_comparison",
-        "description": "tools/bench_policies_vs_kvpress.py: SnapKV, PyramidKV and Global at each "
-                       "budget on the questions kvpress runs.",
+def experiment_spec(args, budgets, name, description, methods, baseline):
+    """An experiment of `methods` at `budgets` on the questions kvpress runs (1 dev question, the
+    first args.questions test questions), with one per-budget table of their scores."""
+    return {
+        "name": name,
+        "description": description,
         "model": args.kvsearch_model,
         "longbench": os.path.abspath(args.data),
         "datasets": [args.dataset],
@@ -161,12 +160,22 @@ def kvsearch_side(args, budgets, out):
         "split_seed": SPLIT_SEED,
         "dev_limit": 1,
         "test_limit": args.questions,
-        "methods": [{"name": "SnapKV", "profile": "baseline"},
-                    {"name": "PyramidKV", "profile": "pyramid"},
-                    {"name": "Global", "profile": "global"}],
+        "methods": methods,
         "tables": [{"name": "scores", "kind": "budgets", "title": "Test score per budget",
-                    "methods": ["SnapKV", "PyramidKV", "Global"], "baseline": "SnapKV"}],
+                    "methods": [m["name"] for m in methods], "baseline": baseline}],
     }
+
+
+def kvsearch_side(args, budgets, out):
+    """The K policies as one experiment (one evaluate job: one prefill per question), then the
+    report's per-budget table; returns (seconds, {(method, budget): score})."""
+    spec = experiment_spec(
+        args, budgets, "kvpress_comparison",
+        "tools/bench_policies_vs_kvpress.py: SnapKV, PyramidKV and Global at each budget on the "
+        "questions kvpress runs.",
+        [{"name": "SnapKV", "profile": "baseline"}, {"name": "PyramidKV", "profile": "pyramid"},
+         {"name": "Global", "profile": "global"}],
+        "SnapKV")
     seconds, _ = run_kvsearch(args, spec, out)
     scores = {}
     with open(os.path.join(out, "report", "scores.csv")) as f:
@@ -193,22 +202,13 @@ def registry_kvsearch_side(args, budgets, out):
     and split point); returns (seconds, {(method, budget): score}, {(method, budget): per-question
     scores in question order})."""
     names = [policy["method"] for policy, _, _ in REGISTRY]
-    spec = {
-        "name": "kvpress_registry_comparison",
-        "description": "tools/bench_policies_vs_kvpress.py --methods registry: the methods kvpress "
-                       "also has, context-only protocol, on the questions kvpress runs.",
-        "model": args.kvsearch_model,
-        "longbench": os.path.abspath(args.data),
-        "datasets": [args.dataset],
-        "budgets": budgets,
-        "split_seed": SPLIT_SEED,
-        "dev_limit": 1,
-        "test_limit": args.questions,
-        "methods": [{"name": policy["method"], "policy": dict(policy, observe="context")}
-                    for policy, _, _ in REGISTRY],
-        "tables": [{"name": "scores", "kind": "budgets", "title": "Test score per budget",
-                    "methods": names, "baseline": "snapkv"}],
-    }
+    spec = experiment_spec(
+        args, budgets, "kvpress_registry_comparison",
+        "tools/bench_policies_vs_kvpress.py --methods registry: the methods kvpress also has, "
+        "context-only protocol, on the questions kvpress runs.",
+        [{"name": policy["method"], "policy": dict(policy, observe="context")}
+         for policy, _, _ in REGISTRY],
+        "snapkv")
     seconds, db = run_kvsearch(args, spec, out)
     import sqlite3
     per_question, scores = {}, {}

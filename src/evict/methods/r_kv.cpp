@@ -80,9 +80,15 @@ std::pair<at::Tensor, at::Tensor> last_duplicates(const at::Tensor& unit, double
         std::remove_if(pending.begin(), pending.end(), [&](int64_t i) { return last[i] >= 0; }),
         pending.end());
   }
-  for (const int64_t i : pending) {  // none above the threshold: column 0 is zeroed
-    last[i] = 0;
-    cosine[i] = i == 0 ? 0.0f : at::dot(unit[i], unit[0]).item<float>();
+  if (!pending.empty()) {  // none above the threshold: column 0 is zeroed (the diagonal is 0)
+    const auto count = static_cast<int64_t>(pending.size());
+    const at::Tensor rows = at::from_blob(pending.data(), {count}, at::kLong);
+    const at::Tensor first = at::mv(unit.index_select(0, rows), unit[0]).contiguous();
+    for (int64_t p = 0; p < count; ++p) {
+      const int64_t i = pending[p];
+      last[i] = 0;
+      cosine[i] = i == 0 ? 0.0f : first.data_ptr<float>()[p];
+    }
   }
   return {at::tensor(last, at::kLong), at::tensor(cosine, at::kFloat)};
 }
