@@ -22,13 +22,15 @@
 #include <vector>
 
 #include "core/strfmt.h"
+#include "cpu/window_dispersion.h"
 #include "evict/method.h"
 
 namespace kvs::evict {
 namespace {
 
-// [heads, W, n - W]: the window rows' attention over the prefix columns (full-row softmax).
-at::Tensor window_attention(const LayerView& view) {
+// [heads, W, n]: the window rows' scaled scores over every key, row t seeing the window columns
+// j <= t (-inf beyond).
+at::Tensor window_logits(const LayerView& view) {
   const at::Tensor keys = view.keys, queries = view.window_queries;
   const int64_t heads = queries.size(0), window = queries.size(1), d = queries.size(2);
   const int64_t kv_heads = keys.size(0), n = keys.size(1), group = heads / kv_heads;
@@ -36,11 +38,29 @@ at::Tensor window_attention(const LayerView& view) {
       at::matmul(queries.reshape({kv_heads, group * window, d}), keys.transpose(1, 2))
           .view({heads, window, n}) /
       std::sqrt(double(d));
-  // Row t of the window sees the window columns j <= t.
   const at::Tensor future = at::ones({window, window}, keys.options().dtype(at::kBool)).triu(1);
   logits.narrow(2, n - window, window)
       .masked_fill_(future, -std::numeric_limits<float>::infinity());
-  return at::softmax(logits, -1).narrow(2, 0, n - window);
+  return logits;
+}
+
+// The indicator [heads, n - W] and the layer's entropy and variance sums: on the CPU from
+// cpu::window_dispersion, elsewhere (and as its reference) in ATen.
+at::Tensor window_indicator(const LayerView& view, double gamma, cpu::WindowDispersion& sums) {
+  const at::Tensor logits = window_logits(view);
+  const at::Tensor attention = at::softmax(logits, -1);
+  const int64_t heads = logits.size(0), window = logits.size(1), n = logits.size(2);
+  if (attention.is_cpu() && attention.scalar_type() == at::kFloat) {
+    at::Tensor indicator = at::empty({heads, n - window}, attention.options());
+    sums = cpu::window_dispersion(attention.data_ptr<float>(), logits.data_ptr<float>(), heads,
+                                  window, n, gamma, indicator.data_ptr<float>());
+    return indicator;
+  }
+  const at::Tensor a = attention.narrow(2, 0, n - window);
+  const at::Tensor variance = a.var(1, /*unbiased=*/true);
+  sums.entropy = -(a * at::log(a + 1e-10)).sum().item<double>();
+  sums.variance = variance.sum().item<double>();
+  return a.mean(1) + gamma * variance;
 }
 
 // cakekv's adjust_budgets(budgets, total, cap): the caps' excess spread, then the sum made total.
@@ -101,20 +121,19 @@ class Cake final : public Method {
 
   // The indicator and the preference from one window attention.
   LayerScores layer_scores(const LayerView& view, const MethodParams& params) const override {
-    const at::Tensor a = window_attention(view);  // [heads, W, n - W]
-    const int64_t heads = a.size(0), kv_heads = view.keys.size(0), n = view.keys.size(1);
-    const at::Tensor variance = a.var(1, /*unbiased=*/true);
-    const at::Tensor indicator = a.mean(1) + params.at("gamma") * variance;
+    cpu::WindowDispersion sums;
+    const at::Tensor indicator = window_indicator(view, params.at("gamma"), sums);
+    const int64_t heads = indicator.size(0), prefix = indicator.size(1);
+    const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1);
     const at::Tensor pooled =
         at::avg_pool1d(indicator.unsqueeze(0), {5}, {1}, {2}, false, true).squeeze(0);
     LayerScores out;
     out.scores =
         at::full({kv_heads, n}, std::numeric_limits<float>::infinity(), view.keys.options());
-    out.scores.narrow(1, 0, a.size(2))
-        .copy_(pooled.view({kv_heads, heads / kv_heads, a.size(2)}).mean(1));
-    const double entropy = -(a * at::log(a + 1e-10)).sum().item<double>();
-    out.preference = std::pow(entropy, 1.0 / params.at("tau1")) *
-                     std::pow(variance.sum().item<double>(), 1.0 / params.at("tau2"));
+    out.scores.narrow(1, 0, prefix)
+        .copy_(pooled.view({kv_heads, heads / kv_heads, prefix}).mean(1));
+    out.preference = std::pow(sums.entropy, 1.0 / params.at("tau1")) *
+                     std::pow(sums.variance, 1.0 / params.at("tau2"));
     return out;
   }
 

@@ -8,13 +8,15 @@
 // first). A prompt shorter than n_sink + 2 lag_size keeps the sinks and the most recent tokens.
 #include <ATen/ATen.h>
 
+#include "cpu/lag_statistics.h"
 #include "evict/method.h"
 
 namespace kvs::evict {
 namespace {
 
 // states [kv_heads, chunks, lag, d] -> [kv_heads, chunks - 1, lag]: each chunk against the next.
-at::Tensor chunk_scores(const at::Tensor& states) {
+// The ATen expression: the reference of cpu::lag_chunk_scores and the path off the CPU.
+at::Tensor chunk_scores_aten(const at::Tensor& states) {
   const int64_t chunks = states.size(1);
   const at::Tensor reference = states.narrow(1, 1, chunks - 1);
   const at::Tensor scored = states.narrow(1, 0, chunks - 1);
@@ -51,10 +53,18 @@ class LagKv final : public Method {
       return score;
     }
     const int64_t chunks = (n - sinks) / lag, end = sinks + chunks * lag;
-    const auto chunked = [&](const at::Tensor& states) {
-      return states.narrow(1, sinks, end - sinks).reshape({kv_heads, chunks, lag, d});
+    const auto chunk_scores = [&](const at::Tensor& states) {
+      if (states.is_cpu()) {
+        const at::Tensor dense = states.contiguous();
+        at::Tensor out = at::empty({kv_heads, chunks - 1, lag}, dense.options());
+        cpu::lag_chunk_scores(dense.data_ptr<float>(), kv_heads, n, d, sinks, chunks, lag,
+                              out.data_ptr<float>());
+        return out;
+      }
+      return chunk_scores_aten(
+          states.narrow(1, sinks, end - sinks).reshape({kv_heads, chunks, lag, d}));
     };
-    at::Tensor chunk = (chunk_scores(chunked(keys)) + chunk_scores(chunked(values))) / 2;
+    at::Tensor chunk = (chunk_scores(keys) + chunk_scores(values)) / 2;
     if (params.at("cross_scoring") == 0.0) {
       // The rank within the chunk (0 for the lowest), / lag.
       chunk = chunk.argsort(/*stable=*/true, -1, false)
