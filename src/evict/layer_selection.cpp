@@ -3,7 +3,12 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "core/error.h"
@@ -72,15 +77,37 @@ class LayerSelection {
       return at::cat({base, window}, 1);
     }
     const Method& method = find_method(policy.method, where + ".method");
-    return method.scores(layer_view(method, policy, where), policy.params)
-        .to(at::kFloat)
-        .contiguous();
+    const auto compute = [&] {
+      return method.scores(layer_view(method, policy, where), policy.params)
+          .to(at::kFloat)
+          .contiguous();
+    };
+    if (!method.info().budget_free) return compute();
+    nlohmann::json key = policy_to_json(policy);  // the policy but for its budget and label
+    key.erase("budget");
+    key.erase("name");
+    return shared("scores " + key.dump(), compute);
   }
 
   // A scoring method's kept positions (Method::select): [kv_heads, k], ragged rows -1-padded.
   at::Tensor select(const Policy& policy, const std::string& where) {
     const Method& method = find_method(policy.method, where + ".method");
+    if (method.info().budget_free) return select_topk(scores(policy, where), policy.budget.budget);
     return method.select(layer_view(method, policy, where), policy.params);
+  }
+
+  // A value of this layer computed once for its policies (LayerView::shared, the scores of
+  // budget-free methods): the first task to ask computes it, the others wait and read it.
+  at::Tensor shared(const std::string& key, const std::function<at::Tensor()>& compute) {
+    SharedValue* entry = nullptr;
+    {
+      const std::lock_guard<std::mutex> lock(shared_mutex_);
+      std::unique_ptr<SharedValue>& slot = shared_[key];
+      if (!slot) slot = std::make_unique<SharedValue>();
+      entry = slot.get();
+    }
+    std::call_once(entry->once, [&] { entry->value = compute(); });
+    return entry->value;
   }
 
   // Computes now what the policies would fill in on first use (the window statistics, the float32
@@ -118,6 +145,9 @@ class LayerSelection {
     LayerView view = float_view(needs, where);
     view.window_queries = rows(policy, where);
     view.budget = policy.budget.budget;
+    view.shared = [this](const std::string& key, const std::function<at::Tensor()>& compute) {
+      return shared("value " + key, compute);
+    };
     if (needs & kNeedsLastQuery) {
       if (view.window_queries.size(1) < 1)
         throw error_at(where, policy.method + " needs the last query row, none was given");
@@ -200,10 +230,17 @@ class LayerSelection {
     return slot;
   }
 
+  struct SharedValue {
+    std::once_flag once;
+    at::Tensor value;
+  };
+
   const model::PrefillLayer& layer_;
   int64_t num_layers_;
   std::optional<WindowStats> stats_;
   LayerView float_;  // the converted tensors, filled as policies need them
+  std::mutex shared_mutex_;
+  std::map<std::string, std::unique_ptr<SharedValue>> shared_;
 };
 
 at::Tensor every_position(int64_t rows, int64_t n, const at::Tensor& like) {

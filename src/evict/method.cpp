@@ -39,6 +39,11 @@ int64_t Method::layer_budget_cap(int64_t n, int64_t, int64_t, const MethodParams
   return n;
 }
 
+MethodInfo budget_free(MethodInfo info) {
+  info.budget_free = true;
+  return info;
+}
+
 MethodRegistration::MethodRegistration(const Method& method) { registry().push_back(&method); }
 
 std::vector<const Method*> registered_methods() {
@@ -201,6 +206,7 @@ nlohmann::json methods_to_json() {
                    {"wrapper", i.wrapper},
                    {"ragged", i.ragged},
                    {"layer_budgets", i.layer_budgets},
+                   {"budget_free", i.budget_free},
                    {"params", params}});
   }
   return out;

@@ -80,6 +80,9 @@ struct MethodInfo {
   // Its budgets move between layers: each layer states a preference (layer_scores) and the
   // layers' counts come from all of them (allocate_layers) once the prefill has seen every layer.
   bool layer_budgets = false;
+  // Its scores() never reads view.budget and it keeps the B best of them (Method::select's
+  // default): the policies of a batch that differ in B alone share one scoring per layer.
+  bool budget_free = false;
 };
 
 // MethodInfo's fields in order, as a call (the methods' files state their card in a few lines).
@@ -87,6 +90,8 @@ MethodInfo method_info(std::string name, std::string summary, std::string paper,
                        std::string kvpress, std::string budget, std::string checked,
                        std::vector<MethodParam> params, uint32_t needs,
                        bool window_statistics = false, bool wrapper = false);
+// The card with budget_free set (`static const MethodInfo info = budget_free(method_info(...))`).
+MethodInfo budget_free(MethodInfo info);
 // A parameter of a scoring method.
 MethodParam integer_param(std::string name, int64_t default_value, int64_t minimum,
                           std::string doc);
@@ -118,6 +123,11 @@ struct LayerView {
   // base's selector decides (top-k, or the greedy admission of the diverse score).
   std::function<at::Tensor(const std::vector<int64_t>& counts)> base_select;
   int64_t budget = 0;            // B: the entries the policy keeps per KV head on this layer
+  // A value that depends on this layer's prefill alone (no parameter), computed once for all the
+  // batch's policies: shared(key, compute) is compute() for the first caller of `key` and the same
+  // tensor for the others (a key names the method and the value). Unset: compute() every time.
+  std::function<at::Tensor(const std::string& key, const std::function<at::Tensor()>& compute)>
+      shared;
   int64_t layer = 0;
   int64_t num_layers = 1;
 };

@@ -50,8 +50,11 @@ class CriticalKv final : public Method {
   }
   at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
     const double ratio = params.at("first_stage_ratio");
+    // The norms depend on the layer's values and o_proj alone: one computation for every
+    // criticalkv policy of the batch (its budgets, bases and epsilons).
+    const auto norms = [&] { return projected_value_norms(view.values, view.output_projection); };
     at::Tensor s = (view.base + params.at("epsilon")) *
-                   projected_value_norms(view.values, view.output_projection);
+                   (view.shared ? view.shared("criticalkv value norms", norms) : norms());
     const int64_t first = ratio > 0 ? std::max<int64_t>(1, int64_t(view.budget * ratio)) : 0;
     if (first > 0) {
       const at::Tensor stage1 = select_topk(view.base, std::min(first, view.base.size(1)));

@@ -34,7 +34,7 @@ at::Tensor averaged_rotation(const at::Tensor& inv_freq, int64_t first, int64_t 
 class ExpectedAttention final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = method_info(
+    static const MethodInfo info = budget_free(method_info(
         "expected_attention", "the attention expected from future queries' statistics",
         "2510.00636", "NVIDIA/kvpress expected_attention_press.py", "ExpectedAttentionPress",
         "kept tokens, the n_sink first included", kKvpressCheck,
@@ -43,7 +43,7 @@ class ExpectedAttention final : public Method {
          boolean_param("use_covariance", true, "add the queries' covariance term"),
          boolean_param("use_vnorm", true, "multiply by the value's L2 norm"),
          number_param("epsilon", 0.0, 0.0, "added to the expected attention before the norm")},
-        kNeedsPreRopeQueries | kNeedsValues);
+        kNeedsPreRopeQueries | kNeedsValues));
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams& params) const override {

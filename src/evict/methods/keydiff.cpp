@@ -12,10 +12,10 @@ namespace {
 class KeyDiff final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info =
+    static const MethodInfo info = budget_free(
         method_info("keydiff", "the keys least like the mean key direction (anchor cosine)",
                     "2504.15364", "NVIDIA/kvpress keydiff_press.py", "KeyDiffPress",
-                    "kept tokens (none protected)", kKvpressCheck, {}, kNeedsNothing);
+                    "kept tokens (none protected)", kKvpressCheck, {}, kNeedsNothing));
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams&) const override {

@@ -10,9 +10,9 @@ namespace {
 class Knorm final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = method_info(
+    static const MethodInfo info = budget_free(method_info(
         "knorm", "the keys of lowest L2 norm", "2406.11430", "NVIDIA/kvpress knorm_press.py",
-        "KnormPress", "kept tokens (none protected)", kKvpressCheck, {}, kNeedsNothing);
+        "KnormPress", "kept tokens (none protected)", kKvpressCheck, {}, kNeedsNothing));
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams&) const override {

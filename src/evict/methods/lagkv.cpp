@@ -29,14 +29,14 @@ at::Tensor chunk_scores_aten(const at::Tensor& states) {
 class LagKv final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = method_info(
+    static const MethodInfo info = budget_free(method_info(
         "lagkv", "lag-relative spread of keys and values, chunk by chunk (attention-free)",
         "2504.04704", "AI-Lab-China-Merchants-Bank/LagKV lag_kv.py", "LagKVPress",
         "sinks + the last chunks + the best-ranked of every chunk", kKvpressCheck,
         {integer_param("n_sink", 4, 0, "leading positions always kept"),
          integer_param("lag_size", 128, 1, "chunk length"),
          boolean_param("cross_scoring", false, "compare scores across chunks, not ranks")},
-        kNeedsValues);
+        kNeedsValues));
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams& params) const override {

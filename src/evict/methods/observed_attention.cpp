@@ -15,14 +15,14 @@ namespace {
 class ObservedAttention final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = method_info(
+    static const MethodInfo info = budget_free(method_info(
         "observed_attention", "the attention every prompt query paid each key (H2O)", "2306.14048",
         "FMInference/H2O; NVIDIA/kvpress observed_attention_press.py", "ObservedAttentionPress",
         "kept tokens (none protected)", kKvpressCheck,
         {boolean_param("normalize", true,
                        "divide key i's sum by the n - i queries that see it (kvpress); false: "
                        "H2O's unnormalised sum")},
-        kNeedsColumnSums);
+        kNeedsColumnSums));
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams& params) const override {

@@ -112,7 +112,7 @@ at::Tensor redundancy(const at::Tensor& keys, double threshold) {
 class RKv final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = method_info(
+    static const MethodInfo info = budget_free(method_info(
         "r_kv", "window attention (group max before softmax, max-pooled) minus key redundancy",
         "2505.24133", "Zefan-Cai/R-KV rkv/compression/r1_kv.py", "",
         "selected tokens + the W window", "tests/evict/test_rkv_reference.py",
@@ -120,7 +120,7 @@ class RKv final : public Method {
          integer_param("kernel", 7, 1, "max-pooling kernel of the importance"),
          number_param("mix_lambda", 0.07, 0, "weight of the importance"),
          number_param("threshold", 0.5, -1, "cosine above which a later key is a near-duplicate")},
-        kNeedsWindowQueries);
+        kNeedsWindowQueries));
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams& params) const override {

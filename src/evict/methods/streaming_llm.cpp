@@ -15,10 +15,10 @@ namespace {
 class StreamingLlm final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = method_info(
+    static const MethodInfo info = budget_free(method_info(
         "streaming_llm", "attention sinks and a recent window", "2309.17453",
         "mit-han-lab/streaming-llm", "StreamingLLMPress", "sinks + recent tokens", kKvpressCheck,
-        {integer_param("n_sink", 4, 0, "leading positions always kept")}, kNeedsNothing);
+        {integer_param("n_sink", 4, 0, "leading positions always kept")}, kNeedsNothing));
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams& params) const override {

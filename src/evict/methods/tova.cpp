@@ -15,10 +15,10 @@ namespace {
 class Tova final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info =
+    static const MethodInfo info = budget_free(
         method_info("tova", "the last query's attention, averaged over every query head",
                     "2401.06104", "schwartz-lab-NLP/TOVA src/tova_cache.py", "TOVAPress",
-                    "kept tokens, the last one included", kKvpressCheck, {}, kNeedsLastQuery);
+                    "kept tokens, the last one included", kKvpressCheck, {}, kNeedsLastQuery));
     return info;
   }
   at::Tensor scores(const LayerView& view, const MethodParams&) const override {
