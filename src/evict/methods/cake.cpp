@@ -50,7 +50,7 @@ at::Tensor window_indicator(const LayerView& view, double gamma, cpu::WindowDisp
   const at::Tensor logits = window_logits(view);
   const at::Tensor attention = at::softmax(logits, -1);
   const int64_t heads = logits.size(0), window = logits.size(1), n = logits.size(2);
-  if (attention.is_cpu() && attention.scalar_type() == at::kFloat) {
+  if (attention.is_cpu()) {  // float32, as every LayerView tensor
     at::Tensor indicator = at::empty({heads, n - window}, attention.options());
     sums = cpu::window_dispersion(attention.data_ptr<float>(), logits.data_ptr<float>(), heads,
                                   window, n, gamma, indicator.data_ptr<float>());
