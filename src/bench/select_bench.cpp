@@ -21,6 +21,7 @@
 #include "evict/layer_selection.h"
 #include "evict/method.h"
 #include "evict/policy.h"
+#include "evict/window_scoring.h"
 #include "evict/window_stats.h"
 #include "model/attention.h"
 
@@ -63,7 +64,8 @@ struct BenchPolicies {
 BenchPolicies bench_policies(const SelectBenchOptions& options) {
   BenchPolicies p{pyramidkv_policy(options.budget),
                   global_policy(options.budget, options.lambda1, options.lambda2)};
-  p.baseline.budget.window = p.diverse.budget.window = options.window;
+  p.baseline.params.set(window_params().window, options.window);
+  p.diverse.params.set(window_params().window, options.window);
   p.baseline.validate("baseline policy");
   p.diverse.validate("diverse policy");
   return p;
@@ -96,7 +98,7 @@ BenchTensors bench_tensors(const SelectBenchOptions& options, const at::Device& 
   t.keys = randn({options.kv_heads, options.tokens, options.head_dim});
   t.values = randn({options.kv_heads, options.tokens, options.head_dim});
   const std::optional<Policy> method = method_policy(options);
-  const uint32_t needs = method ? policy_needs(*method) : 0u;
+  const uint32_t needs = method ? method->needs() : 0u;
   if (method && method->observation_window() > options.window)  // the method's own window
     t.queries = randn({options.heads, method->observation_window(), options.head_dim});
   if (needs & kNeedsColumnSums) {
@@ -140,7 +142,8 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
   const at::Device device(options.device == "cuda" ? at::kCUDA : at::kCPU);
   const BenchTensors t = bench_tensors(options, device);
   const int64_t L = options.layers;
-  const LayerBudgets budgets = layer_budgets(baseline.budget, options.tokens, L);
+  const LayerBudgets budgets =
+      layer_budgets(window_budget_spec(baseline.params, baseline.budget), options.tokens, L);
   const int64_t group_rows = options.heads / options.kv_heads * options.window;
   // The last W rows (the queries hold the --method's own window where it is wider).
   const at::Tensor window_rows =
@@ -175,13 +178,15 @@ SelectBenchResult run_select_bench(const SelectBenchOptions& options) {
   // Every layer's statistics are the same (so are its tensors): one copy serves them all.
   const auto select_all = [&](const WindowStats& stats, const Policy& policy) {
     for (int64_t l = 0; l < L; ++l)
-      select_tokens(stats, t.keys, policy, budgets.selected[static_cast<size_t>(l)], l, L);
+      dynamic_cast<const WindowMethod&>(*policy.method)
+          .select_tokens(stats, t.keys, policy.params, budgets.selected[static_cast<size_t>(l)], l,
+                         L);
   };
 
   // --method: that method's policy and SnapKV's on uniform budgets, at the same budget and window.
   const std::optional<Policy> method = method_policy(options);
   Policy snapkv = snapkv_policy(options.budget);
-  snapkv.budget.window = options.window;
+  snapkv.params.set(window_params().window, options.window);
 
   SelectBenchResult r;
   r.options = options;

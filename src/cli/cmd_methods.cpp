@@ -3,9 +3,13 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/command.h"
+#include "core/error.h"
+#include "core/files.h"
 #include "evict/method.h"
+#include "evict/policy.h"
 
 namespace kvs::cli {
 namespace {
@@ -13,9 +17,24 @@ namespace {
 struct MethodsOptions {
   bool json = false;
   bool markdown = false;
+  std::string policies;  // a JSON array of policies to read and write back
 };
 
+// Each policy of the file read (checked against its method's declaration) and written back as
+// kvsearch records it, one per line; the first bad one is the error, naming its index.
+void print_policies(const std::string& path) {
+  const nlohmann::json policies = read_json_file(path, "the policies file");
+  if (!policies.is_array()) throw error_at(path, "expected a JSON array of policies");
+  std::string out;
+  for (size_t i = 0; i < policies.size(); ++i)
+    out += evict::policy_to_string(evict::policy_from_json(
+               policies[i], path + ": policies[" + std::to_string(i) + "]")) +
+           "\n";
+  std::fputs(out.c_str(), stdout);
+}
+
 void print_methods(const MethodsOptions& o) {
+  if (!o.policies.empty()) return print_policies(o.policies);
   if (o.json) {
     std::printf("%s\n", evict::methods_to_json().dump(2).c_str());
     return;
@@ -47,6 +66,9 @@ void setup_methods(CLI::App& parent) {
   cmd->callback([options] { print_methods(*options); });
   cmd->add_flag("--json", options->json, "One JSON array");
   cmd->add_flag("--markdown", options->markdown, "The README's table");
+  cmd->add_option("--policies", options->policies,
+                  "Read a JSON array of policies (each checked against its method) and print "
+                  "each as kvsearch records it, one per line");
 }
 
 const CommandRegistration methods_registration("methods", setup_methods);

@@ -61,9 +61,6 @@ void run_layers(const SelectOptions& o, const evict::Policy& policy,
 void run(const SelectOptions& o) {
   const evict::Policy policy = evict::load_policy(o.policy);
   const evict::SelectionInput input = evict::load_selection_input(o.tensors);
-  if (!o.dump_scores.empty() && !policy.is_scoring())
-    throw Error("--dump-scores: " + policy.method_name() +
-                " is scored from the window statistics, not by a scoring method");
   if (input.layers > 0) return run_layers(o, policy, input);
   const at::Tensor kept = evict::select_layer(model::PrefillLayer{o.layer, input.keys, input.values,
                                                                   input.window_queries},
@@ -99,8 +96,8 @@ void setup_select(CLI::App& parent) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", options->out, "output JSON file")->required();
   cmd->add_option("--dump-scores", options->dump_scores,
-                  "scoring methods: write their scores [kv_heads, n] ([layers, kv_heads, n] "
-                  "stacked) as float32 .npy");
+                  "write the method's scores [cache_heads, n] ([layers, cache_heads, n] stacked) "
+                  "as float32 .npy (diverse: its score s before the greedy admission)");
   cmd->add_option("--layer", options->layer, "layer index (pyramid budgets, layer profiles)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--num-layers", options->num_layers, "the model's layer count")

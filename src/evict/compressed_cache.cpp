@@ -54,7 +54,7 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
     const Policy& policy = policies_[p];
     policy.validate(strfmt("policy %zu", p));
     const std::string where = strfmt("policy %zu (%s)", p, policy.name.c_str());
-    if (policy.granularity != first.granularity)
+    if (policy.cache_per_query_head() != first.cache_per_query_head())
       throw error_at(where, "granularity must equal policy 0's: one cache layout per batch");
     if (const auto own = policy.statistics_window()) {
       if (statistics && *statistics != *own)
@@ -62,11 +62,10 @@ CompressingObserver::CompressingObserver(std::vector<Policy> policies, int64_t n
       statistics = own;
     }
     window_ = std::max(window_, policy.observation_window());  // each reads its own last rows
-    if (policy.is_scoring() && find_method(policy.method, where + ".method").info().layer_budgets)
-      defers_ = true;
+    if (policy.method->info().layer_budgets) defers_ = true;
   }
   for (const Policy& policy : policies_) {
-    const uint32_t needs = policy_needs(policy);
+    const uint32_t needs = policy.needs();
     if (needs & kNeedsColumnSums) signals_ |= model::kSignalColumnSums;
     if (needs & kNeedsPreRopeQueries) signals_ |= model::kSignalPreRopeQueries;
     if (needs & kNeedsOutputProjection) signals_ |= model::kSignalOutputProjection;

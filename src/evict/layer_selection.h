@@ -1,6 +1,8 @@
-// Which prompt positions each policy keeps on one layer: the policy's base score, its budget for
-// the layer, its selector (top-k or greedy), then the W window positions on top. This is the whole
-// eviction decision on plain tensors; the compressed cache and `kvsearch select` both call it.
+// Which prompt positions each policy keeps on one layer: the orchestrator of the policies' methods
+// (method.h). It hands each method the layer's tensors as a LayerView, shares the work policies
+// have in common (the float32 tensors, values computed once per layer, a budget-free method's
+// scores across budgets), and runs the policies side by side. This is the whole eviction decision
+// on plain tensors; the compressed cache and `kvsearch select` both call it.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -8,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "evict/method.h"
 #include "evict/policy.h"
-#include "evict/window_stats.h"
 #include "model/prefill_observer.h"
 
 namespace kvs::evict {
@@ -66,14 +68,5 @@ at::Tensor method_scores(const Policy& policy, const model::PrefillLayer& layer,
 
 // Per row of a kept-positions tensor, the positions it keeps (its entries >= 0).
 std::vector<int64_t> kept_counts(const at::Tensor& kept);
-// Rows of ascending positions, of different lengths -> [rows, longest] int64 left-padded with -1.
-at::Tensor pad_ragged(const std::vector<at::Tensor>& rows, const at::TensorOptions& options);
-
-// The building blocks, for callers that time them separately (bench select):
-// `count` positions of [0, n - W) chosen by the policy's selector, [cache_heads, count] ascending.
-at::Tensor select_tokens(const WindowStats& stats, const at::Tensor& keys, const Policy& policy,
-                         int64_t count, int64_t layer, int64_t num_layers);
-// selected [rows, count] + the window positions n - W .. n - 1 of every row.
-at::Tensor append_window(const at::Tensor& selected, int64_t prompt_length, int64_t window);
 
 }  // namespace kvs::evict

@@ -1,5 +1,7 @@
 #include "evict/method.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -18,30 +20,36 @@ std::vector<const Method*>& registry() {
 
 }  // namespace
 
-at::Tensor Method::scores(const LayerView&, const MethodParams&) const {
-  throw Error("method " + info().name + " is scored from the window statistics, not by scores()");
-}
-
-at::Tensor Method::select(const LayerView& view, const MethodParams& params) const {
+at::Tensor Method::select(const LayerView& view, const Params& params) const {
   return select_topk(scores(view, params).to(at::kFloat).contiguous(), view.budget);
 }
 
-Method::LayerScores Method::layer_scores(const LayerView&, const MethodParams&) const {
+at::Tensor Method::select_counts(const LayerView& view, const Params& params,
+                                 const std::vector<int64_t>& counts) const {
+  return select_counts_topk(scores(view, params).to(at::kFloat).contiguous(), counts);
+}
+
+int64_t Method::observation_window(const Params&) const {
+  return info().needs & kNeedsLastQuery ? 1 : 0;
+}
+
+Method::LayerScores Method::layer_scores(const LayerView&, const Params&) const {
   throw Error("method " + info().name + " does not move its budget between layers");
 }
 
 std::vector<int64_t> Method::allocate_layers(const std::vector<double>&, int64_t, int64_t,
-                                             const MethodParams&) const {
+                                             const Params&) const {
   throw Error("method " + info().name + " does not move its budget between layers");
 }
 
-int64_t Method::layer_budget_cap(int64_t n, int64_t, int64_t, const MethodParams&) const {
-  return n;
-}
+int64_t Method::layer_budget_cap(int64_t n, int64_t, int64_t, const Params&) const { return n; }
 
-MethodInfo budget_free(MethodInfo info) {
-  info.budget_free = true;
-  return info;
+nlohmann::json Method::to_json(const std::string& label, int64_t budget,
+                               const Params& params) const {
+  nlohmann::json out{{"method", info().name}, {"budget", budget}};
+  if (label != info().name) out["name"] = label;
+  for (const auto& [name, value] : params.values()) out[name] = param_value_to_json(value);
+  return out;
 }
 
 MethodRegistration::MethodRegistration(const Method& method) { registry().push_back(&method); }
@@ -54,7 +62,6 @@ std::vector<const Method*> registered_methods() {
 }
 
 const Method& find_method(const std::string& name, const std::string& where) {
-  // Called per layer and policy during prefill: a plain scan, the sorted list only for the error.
   for (const Method* m : registry())
     if (m->info().name == name) return *m;
   std::string names;
@@ -63,68 +70,25 @@ const Method& find_method(const std::string& name, const std::string& where) {
   throw error_at(where, "unknown method '" + name + "' (registered: " + names + ")");
 }
 
-MethodInfo method_info(std::string name, std::string summary, std::string paper, std::string code,
-                       std::string kvpress, std::string budget, std::string checked,
-                       std::vector<MethodParam> params, uint32_t needs, bool window_statistics,
-                       bool wrapper) {
-  return MethodInfo{std::move(name),
-                    std::move(summary),
-                    std::move(paper),
-                    std::move(code),
-                    std::move(kvpress),
-                    std::move(budget),
-                    std::move(checked),
-                    std::move(params),
-                    needs,
-                    window_statistics,
-                    wrapper};
-}
-
-MethodParam integer_param(std::string name, int64_t default_value, int64_t minimum,
-                          std::string doc) {
-  return {std::move(name), MethodParam::Type::Integer, std::to_string(default_value),
-          double(minimum), std::move(doc)};
-}
-
-MethodParam number_param(std::string name, double default_value, double minimum, std::string doc) {
-  return {std::move(name), MethodParam::Type::Number, nlohmann::json(default_value).dump(), minimum,
-          std::move(doc)};
-}
-
-MethodParam number_param(std::string name, double default_value, double minimum, double maximum,
-                         std::string doc) {
-  MethodParam p = number_param(std::move(name), default_value, minimum, std::move(doc));
-  p.maximum = maximum;
-  return p;
-}
-
-MethodParam choice_param(std::string name, std::string default_value,
-                         std::vector<std::string> choices, std::string doc) {
-  MethodParam p{std::move(name), MethodParam::Type::Text, nlohmann::json(default_value).dump(), 0,
-                std::move(doc)};
-  p.choices = std::move(choices);
-  return p;
-}
-
-MethodParam boolean_param(std::string name, bool default_value, std::string doc) {
-  return {std::move(name), MethodParam::Type::Boolean, default_value ? "true" : "false", 0,
-          std::move(doc)};
-}
-
-MethodParams default_params(const MethodInfo& info) {
-  MethodParams params;
-  for (const MethodParam& p : info.params) {
-    if (p.type == MethodParam::Type::Integer || p.type == MethodParam::Type::Number)
-      params[p.name] = std::stod(p.default_json);
-    else if (p.type == MethodParam::Type::Boolean)
-      params[p.name] = p.default_json == "true" ? 1.0 : 0.0;
-    else if (p.type == MethodParam::Type::Text && !p.choices.empty()) {
-      const std::string value = nlohmann::json::parse(p.default_json).get<std::string>();
-      params[p.name] =
-          double(std::find(p.choices.begin(), p.choices.end(), value) - p.choices.begin());
-    }
+at::Tensor select_counts_topk(const at::Tensor& scores, const std::vector<int64_t>& counts) {
+  std::vector<at::Tensor> rows;
+  for (size_t h = 0; h < counts.size(); ++h) {
+    const int64_t count = std::clamp<int64_t>(counts[h], 0, scores.size(1));
+    rows.push_back(select_topk(scores.narrow(0, int64_t(h), 1), count).reshape({-1}));
   }
-  return params;
+  return pad_ragged(rows, scores.options());
+}
+
+at::Tensor pad_ragged(const std::vector<at::Tensor>& rows, const at::TensorOptions& options) {
+  int64_t longest = 0;
+  for (const at::Tensor& r : rows) longest = std::max(longest, r.numel());
+  at::Tensor out =
+      at::full({static_cast<int64_t>(rows.size()), longest}, kRaggedPad, options.dtype(at::kLong));
+  for (size_t h = 0; h < rows.size(); ++h) {
+    const int64_t count = rows[h].numel();
+    if (count > 0) out[static_cast<int64_t>(h)].narrow(0, longest - count, count).copy_(rows[h]);
+  }
+  return out;
 }
 
 nlohmann::json default_policy_json(const MethodInfo& info, int64_t budget) {
@@ -139,29 +103,7 @@ nlohmann::json default_policy_json(const MethodInfo& info, int64_t budget) {
   return policy;
 }
 
-uint32_t policy_needs(const Policy& policy) {
-  if (!policy.is_scoring()) return kNeedsWindowQueries;
-  const uint32_t own = find_method(policy.method, "method").info().needs;
-  return policy.base ? own | policy_needs(*policy.base) : own;
-}
-
 namespace {
-
-const char* param_type_name(MethodParam::Type type) {
-  switch (type) {
-    case MethodParam::Type::Integer:
-      return "integer";
-    case MethodParam::Type::Number:
-      return "number";
-    case MethodParam::Type::Boolean:
-      return "boolean";
-    case MethodParam::Type::Text:
-      return "text";
-    case MethodParam::Type::Profile:
-      return "profile";
-  }
-  return "?";
-}
 
 nlohmann::json needs_to_json(uint32_t needs) {
   nlohmann::json out = nlohmann::json::array({"keys"});
@@ -187,14 +129,7 @@ nlohmann::json methods_to_json() {
   for (const Method* m : registered_methods()) {
     const MethodInfo& i = m->info();
     nlohmann::json params = nlohmann::json::array();
-    for (const MethodParam& p : i.params) {
-      nlohmann::json param{{"name", p.name},
-                           {"type", param_type_name(p.type)},
-                           {"default", nlohmann::json::parse(p.default_json)},
-                           {"doc", p.doc}};
-      if (!p.choices.empty()) param["choices"] = p.choices;
-      params.push_back(std::move(param));
-    }
+    for (const ParamSpec& p : i.params) params.push_back(param_spec_to_json(p));
     out.push_back({{"name", i.name},
                    {"summary", i.summary},
                    {"paper", paper_reference(i)},

@@ -1,28 +1,28 @@
 // An eviction method as a part with a name: what it needs from the prefill, its parameters with
-// their defaults, its references, and its score. Each method is one file under evict/methods/ that
-// registers itself (MethodRegistration), as the CLI's commands do; everything that names methods
-// (policies, `kvsearch methods`, help texts) reads this registry.
+// their defaults, its references, and how it chooses what a layer keeps. Each method is one file
+// under evict/methods/ that registers itself (MethodRegistration), as the CLI's commands do;
+// everything that names methods (policies, `kvsearch methods`, help texts) reads this registry.
 //
-// Two kinds of entry:
-// - window-statistics methods (snapkv, pyramidkv, and the paper's diverse score): scored from the
-//   window queries' attention statistics (window_stats.h, score.h) and selected by top-k or the
-//   greedy admission; their settings are Policy's own fields (policy.h).
-// - scoring methods: score() gives each KV head's entries a score from what one layer's prefill
-//   shows (LayerView); the policy keeps the B best per KV head and layer. What they always keep
-//   (sinks, the last token) scores +infinity.
+// A method gives each KV head's entries a score from what one layer's prefill shows (LayerView),
+// and by default keeps the B best per KV head and layer; what it always keeps (sinks, the last
+// token, its window) scores +infinity. A method may choose otherwise (select: the paper's greedy
+// admission, AdaKV's head budgets), move its budget between layers (CAKE), or keep its cache per
+// query head (the paper's query_head granularity). The parts a method uses live beside it:
+// the selectors (topk_select.h, greedy_select.h), the window statistics and their score
+// (window_scoring.h), the layer schedules and profiles (budget.h, profile.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <functional>
-#include <limits>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "evict/policy.h"
+#include "evict/params.h"
 
 namespace kvs::evict {
 
@@ -38,45 +38,23 @@ enum Needs : uint32_t {
   kNeedsOutputProjection = 1u << 5,  // o_proj's weight
 };
 
-// One parameter of a method: its JSON field, default (as JSON text) and meaning. A scoring
-// method's parameters are integers, numbers, booleans or texts from a list of choices
-// (MethodParams holds them as double: 1 for true, a text's index in `choices`; numbers in
-// [minimum, maximum]); the window-statistics methods also take profiles.
-struct MethodParam {
-  enum class Type { Integer, Number, Boolean, Text, Profile };
-  MethodParam() = default;
-  MethodParam(std::string name_, Type type_, std::string default_json_, double minimum_,
-              std::string doc_)
-      : name(std::move(name_)),
-        type(type_),
-        default_json(std::move(default_json_)),
-        minimum(minimum_),
-        doc(std::move(doc_)) {}
-  std::string name;
-  Type type = Type::Integer;
-  std::string default_json;
-  double minimum = 0;
-  std::string doc;
-  double maximum = std::numeric_limits<double>::infinity();
-  std::vector<std::string> choices;  // a scoring method's Text parameter: the texts it takes
-};
-
+// A method's card: what `kvsearch methods` lists and what the framework asks of it. Written with
+// designated initializers in each method's file.
 struct MethodInfo {
   std::string name;     // the registry's key; kvpress's registry name where kvpress has it
   std::string summary;  // one line: what it scores
-  std::string paper;    // arXiv id
+  std::string paper;    // arXiv id, or a title
   std::string code;     // the reference code (repository and file)
   std::string kvpress;  // the kvpress class that equals it, or "" where kvpress has none
   std::string budget;   // what B counts
   std::string checked;  // the test that checks it against its reference
-  std::vector<MethodParam> params;
+  std::vector<ParamSpec> params;
   uint32_t needs = kNeedsNothing;
-  bool window_statistics = false;  // scored through Policy's window-statistics fields
   bool wrapper = false;  // rescores the scores of the policy in its "base" field (LayerView::base)
   // A wrapper that only moves its base's budget (adakv): the base keeps its own selector, so its
   // base may be the greedy admission; its layer total is the base's (a schedule's layer budget).
   bool allocates = false;
-  bool ragged = false;   // its select() may keep different counts per KV head of a layer
+  bool ragged = false;  // its select() may keep different counts per KV head of a layer
   // Its budgets move between layers: each layer states a preference (layer_scores) and the
   // layers' counts come from all of them (allocate_layers) once the prefill has seen every layer.
   bool layer_budgets = false;
@@ -85,34 +63,16 @@ struct MethodInfo {
   bool budget_free = false;
 };
 
-// MethodInfo's fields in order, as a call (the methods' files state their card in a few lines).
-MethodInfo method_info(std::string name, std::string summary, std::string paper, std::string code,
-                       std::string kvpress, std::string budget, std::string checked,
-                       std::vector<MethodParam> params, uint32_t needs,
-                       bool window_statistics = false, bool wrapper = false);
-// The card with budget_free set (`static const MethodInfo info = budget_free(method_info(...))`).
-MethodInfo budget_free(MethodInfo info);
-// A parameter of a scoring method.
-MethodParam integer_param(std::string name, int64_t default_value, int64_t minimum,
-                          std::string doc);
-MethodParam number_param(std::string name, double default_value, double minimum, std::string doc);
-MethodParam number_param(std::string name, double default_value, double minimum, double maximum,
-                         std::string doc);
-// A text parameter taking one of `choices` (default_value among them).
-MethodParam choice_param(std::string name, std::string default_value,
-                         std::vector<std::string> choices, std::string doc);
-MethodParam boolean_param(std::string name, bool default_value, std::string doc);
-
 // The test that checks the methods kvpress has against its presses.
 inline constexpr const char* kKvpressCheck = "tests/evict/test_methods_vs_kvpress.py";
 
-// What one layer's prefill shows a scoring method. Tensors are float32, contiguous, on one device;
-// those the method does not declare in its needs may be undefined.
+// What one layer's prefill shows a method. Tensors are float32, contiguous, on one device; those
+// the method does not declare in its needs may be undefined.
 struct LayerView {
   at::Tensor keys;               // [kv_heads, n, d], after RoPE
   at::Tensor values;             // [kv_heads, n, d]
   at::Tensor last_query;         // [heads, d], after RoPE: the last prompt position's queries
-  at::Tensor window_queries;     // [heads, W, d], after RoPE: the method's `window` last rows
+  at::Tensor window_queries;     // [heads, W, d], after RoPE: the method's observation window
   at::Tensor column_sums;        // [heads, n]: every query's attention summed per key
   at::Tensor pre_rope_queries;   // [heads, n, d]: every position's queries before RoPE
   at::Tensor rope_inv_freq;      // [d / 2]: RoPE's frequencies (half-split layout)
@@ -122,28 +82,84 @@ struct LayerView {
   // keeps included): [kv_heads, max count] int64, rows ascending, shorter rows -1-padded. The
   // base's selector decides (top-k, or the greedy admission of the diverse score).
   std::function<at::Tensor(const std::vector<int64_t>& counts)> base_select;
-  int64_t budget = 0;            // B: the entries the policy keeps per KV head on this layer
-  // A value that depends on this layer's prefill alone (no parameter), computed once for all the
-  // batch's policies: shared(key, compute) is compute() for the first caller of `key` and the same
-  // tensor for the others (a key names the method and the value). Unset: compute() every time.
-  std::function<at::Tensor(const std::string& key, const std::function<at::Tensor()>& compute)>
-      shared;
+  int64_t budget = 0;  // B: the entries the policy keeps per KV head on this layer
   int64_t layer = 0;
   int64_t num_layers = 1;
+
+  // A value that depends on this layer's prefill alone, computed once for all the batch's
+  // policies: the first caller of `key` computes it, the others get the same object (a key names
+  // the method or part and the value). Unset: computed for every caller.
+  using SharedCompute = std::function<std::shared_ptr<const void>()>;
+  std::function<std::shared_ptr<const void>(const std::string& key, const SharedCompute&)> share;
+
+  template <class T, class F>
+  const T& shared_as(const std::string& key, F&& compute) const {
+    const SharedCompute make = [&]() -> std::shared_ptr<const void> {
+      return std::make_shared<const T>(compute());
+    };
+    held_.push_back(share ? share(key, make) : make());
+    return *static_cast<const T*>(held_.back().get());
+  }
+  at::Tensor shared(const std::string& key, const std::function<at::Tensor()>& compute) const {
+    return shared_as<at::Tensor>(key, compute);
+  }
+
+ private:
+  mutable std::vector<std::shared_ptr<const void>> held_;  // keeps the values it gave alive
 };
 
 class Method {
  public:
   virtual ~Method() = default;
   virtual const MethodInfo& info() const = 0;
-  // [kv_heads, n] float32, higher kept first; +infinity where the method always keeps the entry.
-  // Window-statistics methods are scored by select_layer and never reach this.
-  virtual at::Tensor scores(const LayerView& view, const MethodParams& params) const;
-  // The positions each KV head keeps (n > view.budget): [kv_heads, k] int64, each row ascending.
-  // A method whose heads keep different counts (ragged budgets, MethodInfo::ragged) left-pads
-  // the shorter rows with -1 (kRaggedPad), k being the longest head's count. Default: the
-  // view.budget best of each head's scores() (select_topk's tie rule), a rectangle.
-  virtual at::Tensor select(const LayerView& view, const MethodParams& params) const;
+  // [kv_heads, n] float32 (or [cache_heads, n], see cache_per_query_head), higher kept first;
+  // +infinity where the method always keeps the entry.
+  virtual at::Tensor scores(const LayerView& view, const Params& params) const = 0;
+  // The positions each cache head keeps (n > view.budget): [cache_heads, k] int64, each row
+  // ascending. A method whose heads keep different counts (ragged budgets, MethodInfo::ragged)
+  // left-pads the shorter rows with -1 (kRaggedPad), k being the longest head's count. Default:
+  // the view.budget best of each head's scores() (select_topk's tie rule), a rectangle.
+  virtual at::Tensor select(const LayerView& view, const Params& params) const;
+  // Its selection with counts[h] entries for head h (what it always keeps included), for a
+  // wrapper that moves budget between heads (LayerView::base_select). Default: each head's best
+  // counts[h] scores().
+  virtual at::Tensor select_counts(const LayerView& view, const Params& params,
+                                   const std::vector<int64_t>& counts) const;
+
+  // Work every policy of the layer will read, done before the policies select side by side (the
+  // shared values of LayerView::shared_as). Default: nothing.
+  virtual void prepare(const LayerView& view, const Params& params) const {}
+  // How many trailing prompt query rows it reads (LayerView::window_queries). Default: 1 where it
+  // needs the last query, else 0.
+  virtual int64_t observation_window(const Params& params) const;
+  // The window its window statistics are computed over, or none for a method scored otherwise:
+  // the policies of one cache batch share the statistics (compressed_cache.h).
+  virtual std::optional<int64_t> statistics_window(const Params& params) const {
+    return std::nullopt;
+  }
+  // The entries it always keeps per head (sinks, its window): a budget must hold them.
+  virtual int64_t always_kept(const Params& params) const { return 0; }
+  // true: its cache holds the K/V once per query head (the paper's query_head granularity), its
+  // selection then has a row per query head; false: a row per KV head.
+  virtual bool cache_per_query_head(const Params& params) const { return false; }
+  // true when a prompt of n tokens is kept whole at budget B. Default: n <= B.
+  virtual bool keeps_whole(int64_t n, int64_t budget, int64_t num_layers,
+                           const Params& params) const {
+    return n <= budget;
+  }
+  // The entries a head keeps on this layer at budget B (a layer schedule's share). Default: B.
+  virtual int64_t layer_budget(int64_t n, int64_t budget, int64_t layer, int64_t num_layers,
+                               const Params& params) const {
+    return budget;
+  }
+
+  // Checks beyond the declared types and ranges (what the budget must hold, an odd kernel):
+  // throws kvs::Error "<where>.<field>: ...".
+  virtual void check(int64_t budget, const Params& params, const std::string& where) const {}
+  // The policy's JSON: {"method", "budget", every parameter, "name" where it is not the
+  // method's}. (Policy adds "base" and "observe".)
+  virtual nlohmann::json to_json(const std::string& label, int64_t budget,
+                                 const Params& params) const;
 
   // Methods whose budgets move between layers (MethodInfo::layer_budgets). Each layer's kept set
   // is its count's best scores(); the count comes from every layer's preference.
@@ -152,15 +168,15 @@ class Method {
     double preference = 0;  // > 0: how large a share of the model's budget the layer asks for
   };
   // The layer's scores and preference from one look at the view.
-  virtual LayerScores layer_scores(const LayerView& view, const MethodParams& params) const;
+  virtual LayerScores layer_scores(const LayerView& view, const Params& params) const;
   // Per layer, the entries each KV head keeps (what scores() keeps always included), from every
   // layer's preference; n > budget (a shorter prompt keeps everything).
   virtual std::vector<int64_t> allocate_layers(const std::vector<double>& preferences, int64_t n,
-                                               int64_t budget, const MethodParams& params) const;
+                                               int64_t budget, const Params& params) const;
   // The most entries allocate_layers may give one layer: what the prefill holds of each layer
   // until every layer's preference is known (at most n).
   virtual int64_t layer_budget_cap(int64_t n, int64_t budget, int64_t num_layers,
-                                   const MethodParams& params) const;
+                                   const Params& params) const;
 };
 
 // What pads a ragged kept-positions tensor (Method::select, select_layer) on the left.
@@ -175,21 +191,20 @@ std::vector<const Method*> registered_methods();
 // The method of that name; throws kvs::Error naming `where` and the registered names otherwise.
 const Method& find_method(const std::string& name, const std::string& where);
 
-// The parameters with their defaults.
-MethodParams default_params(const MethodInfo& info);
-
 // A method's policy at its defaults and budget B, as the benches run every method: a wrapper over
 // SnapKV as kvpress sets it (window 64, avg-pool 5, kv_head: kvpress's critical_snapkv).
 nlohmann::json default_policy_json(const MethodInfo& info, int64_t budget);
-
-// What a policy reads from the prefill (Needs flags): its method's needs, a wrapper's with its
-// base's; the window-statistics methods read the window's query rows.
-uint32_t policy_needs(const Policy& policy);
 
 // Every registered method for `kvsearch methods`: as JSON (name, summary, references, what B
 // counts, what it needs, its parameters with defaults), and as the Markdown table the README
 // carries (name, reference, what B counts, checked against).
 nlohmann::json methods_to_json();
 std::string methods_markdown();
+
+// Per head r of a [rows, n] score tensor, its best counts[r] positions, ascending; the rows
+// -1-padded to the longest (select_counts' default, and a building block of methods).
+at::Tensor select_counts_topk(const at::Tensor& scores, const std::vector<int64_t>& counts);
+// Rows of ascending positions, of different lengths -> [rows, longest] int64 left-padded with -1.
+at::Tensor pad_ragged(const std::vector<at::Tensor>& rows, const at::TensorOptions& options);
 
 }  // namespace kvs::evict

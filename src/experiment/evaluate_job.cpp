@@ -51,7 +51,7 @@ evict::Policy method_policy(const ExperimentSpec& spec, const Job& job, const Me
     const store::State best = best_state(db, run_key(spec, job.dataset, source.name, source.budgets.at(0)));
     evict::Policy p = evict::policy_from_json(nlohmann::json::parse(best.record.policy_json),
                                               "best state of " + source.name);
-    p.budget.budget = budget;
+    p.budget = budget;
     p.validate("transferred policy of " + m.name);
     latent = best.record.latent;
     return p;

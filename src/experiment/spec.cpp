@@ -11,6 +11,7 @@
 #include "core/json_fields.h"
 #include "core/strfmt.h"
 #include "evict/budget.h"
+#include "evict/window_params.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
 #include "model/config.h"
@@ -147,7 +148,9 @@ MethodSpec parse_method(const json& object, const std::string& where, const Expe
     for (int64_t budget : m.budgets) {
       const search::PolicyFamily family(m.family, m.segments, budget);
       evict::Policy base = family.policy(family.warm_start());
-      if (m.schedule) base.budget.schedule = *m.schedule;
+      if (m.schedule)
+        base.params.set(evict::window_params().schedule,
+                        std::string(evict::schedule_name(*m.schedule)));
       search::allocated_policy(base, m.allocation_json, f.at("allocation"));
     }
   }

@@ -12,6 +12,7 @@
 
 #include "evict/budget.h"
 #include "evict/policy.h"
+#include "evict/window_params.h"
 
 namespace kvs::experiment {
 

@@ -1,5 +1,6 @@
 #include "search/outcome_records.h"
 
+#include "evict/window_params.h"
 #include "longbench/scorer.h"
 #include "search/run.h"
 
@@ -64,8 +65,10 @@ store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers,
   store::StateRecord r;
   // A policy under an allocation (adakv over a diverse base) runs its base's profiles.
   const evict::Policy& shape = profile_policy(policy);
-  r.lambda1 = shape.lambda1.lambdas(num_layers);
-  r.lambda2 = shape.lambda2.lambdas(num_layers);
+  r.lambda1 =
+      evict::profile_or_zero(shape.params, evict::window_params().lambda1).lambdas(num_layers);
+  r.lambda2 =
+      evict::profile_or_zero(shape.params, evict::window_params().lambda2).lambdas(num_layers);
   r.policy_json = evict::policy_to_string(policy);
   r.dev_score = policy_score(outcomes, p);
   r.seconds = seconds;

@@ -36,9 +36,9 @@ class LayoutGroups final : public model::PrefillObserver {
     std::map<int, int64_t> statistics_of;  // granularity -> the first statistics window
     for (size_t i : members)
       if (const auto w = policies[i].statistics_window())
-        statistics_of.emplace(static_cast<int>(policies[i].granularity), *w);
+        statistics_of.emplace(int(policies[i].cache_per_query_head()), *w);
     for (size_t i : members) {
-      const int granularity = static_cast<int>(policies[i].granularity);
+      const int granularity = int(policies[i].cache_per_query_head());
       const auto own = policies[i].statistics_window();
       const auto shared = statistics_of.find(granularity);
       by_layout[{granularity, own                             ? *own

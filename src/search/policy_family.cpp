@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "evict/window_params.h"
 
 namespace kvs::search {
 
@@ -41,8 +42,11 @@ evict::Policy PolicyFamily::policy(const std::vector<double>& latent) const {
                 ", expected " + std::to_string(warm_start().size()));
   const size_t half = latent.size() / 2;
   const auto kind = name_ == "segments" ? evict::ProfileKind::Segments : evict::ProfileKind::Curve;
-  p.lambda1 = evict::Profile::make(kind, {latent.begin(), latent.begin() + half}, "lambda1");
-  p.lambda2 = evict::Profile::make(kind, {latent.begin() + half, latent.end()}, "lambda2");
+  const evict::WindowParams& w = evict::window_params();
+  p.params.set(w.lambda1,
+               evict::Profile::make(kind, {latent.begin(), latent.begin() + half}, "lambda1"));
+  p.params.set(w.lambda2,
+               evict::Profile::make(kind, {latent.begin() + half, latent.end()}, "lambda2"));
   return p;
 }
 

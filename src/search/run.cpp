@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "evict/method.h"
 #include "evict/policy.h"
+#include "evict/window_params.h"
 #include "longbench/config.h"
 #include "longbench/dataset.h"
 #include "search/coordinate_search.h"
@@ -79,13 +80,25 @@ evict::Policy request_policy(const RunRequest& request, const std::vector<double
   }
   const PolicyFamily family(request.family, request.segments, request.budget);
   evict::Policy policy = family.policy(family.searched() ? latent : std::vector<double>{});
+  const evict::WindowParams& w = evict::window_params();
   if (request.terms) {
-    policy.terms = *request.terms;
+    policy.params.set(w.mean, request.terms->mean);
+    policy.params.set(w.dispersion, request.terms->dispersion);
+    if (policy.params.has(w.corr)) {
+      policy.params.set(w.corr, request.terms->corr);
+    } else if (request.terms->corr) {
+      throw error_at(
+          "score terms of the run.terms.corr",
+          "the corr term needs the greedy admission (" + policy.method_name() + " has none)");
+    }
     policy.validate("score terms of the run");
   }
-  if (request.schedule) policy.budget.schedule = *request.schedule;
-  if (request.lambda1) policy.lambda1 = evict::Profile::global_lambda(*request.lambda1);
-  if (request.lambda2) policy.lambda2 = evict::Profile::global_lambda(*request.lambda2);
+  if (request.schedule)
+    policy.params.set(w.schedule, std::string(schedule_name(*request.schedule)));
+  if (request.lambda1)
+    policy.params.set(w.lambda1, evict::Profile::global_lambda(*request.lambda1));
+  if (request.lambda2)
+    policy.params.set(w.lambda2, evict::Profile::global_lambda(*request.lambda2));
   if (request.allocation_json.empty()) return policy;
   return allocated_policy(policy, request.allocation_json, "allocation");
 }
@@ -107,8 +120,8 @@ evict::Policy allocated_policy(const evict::Policy& policy, const std::string& a
     throw error_at(where + ".method",
                    name + " does not allocate a base policy's budget (adakv does)");
   evict::Policy base = policy;
-  base.granularity = evict::Granularity::KvHead;
-  wrapper["budget"] = policy.budget.budget;
+  base.params.set(evict::window_params().granularity, std::string("kv_head"));
+  wrapper["budget"] = policy.budget;
   wrapper["base"] = evict::policy_to_json(base);
   return evict::policy_from_json(wrapper, where);
 }
@@ -255,8 +268,11 @@ RunSummary run_search(const RunRequest& request) {
   summary.evaluations = static_cast<int>(result.states.size());
   summary.best_dev_score = result.best_score;
   const evict::Policy best = request_policy(request, coordinates.full(result.best_latent));
-  summary.best_lambda1 = profile_policy(best).lambda1.lambdas(layers);
-  summary.best_lambda2 = profile_policy(best).lambda2.lambdas(layers);
+  const evict::WindowParams& w = evict::window_params();
+  summary.best_lambda1 =
+      evict::profile_or_zero(profile_policy(best).params, w.lambda1).lambdas(layers);
+  summary.best_lambda2 =
+      evict::profile_or_zero(profile_policy(best).params, w.lambda2).lambdas(layers);
 
   if (request.eval_test) {
     const std::optional<store::State> best_state = db.last_accepted(found.run);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "evict/policy.h"
+#include "evict/window_params.h"
 #include "model/runtime.h"
 #include "search/session.h"
 #include "store/records.h"

@@ -10,14 +10,17 @@
 #include "evict/compressed_cache.h"
 #include "evict/layer_selection.h"
 #include "evict/policy.h"
+#include "evict/window_params.h"
 
 namespace {
 
 using kvs::evict::CompressingObserver;
 using kvs::evict::Policy;
 
+const kvs::evict::WindowParams& w = kvs::evict::window_params();
+
 Policy kv_head(Policy p) {
-  p.granularity = kvs::evict::Granularity::KvHead;
+  p.params.set(w.granularity, std::string("kv_head"));
   return p;
 }
 
@@ -50,8 +53,9 @@ TEST(CompressedCache, EachRowHoldsItsPolicysEntriesInPositionOrder) {
     EXPECT_GE(layer.keys.size(2), longest + 5);
     for (int64_t b = 0; b < 3; ++b) {
       const int64_t count = kept[b].size(1), pad = longest - count;
-      const int64_t budget = policies[b].budget.window +
-                             kvs::evict::layer_budgets(policies[b].budget, n, layers).selected[l];
+      const kvs::evict::BudgetSpec spec =
+          kvs::evict::window_budget_spec(policies[b].params, policies[b].budget);
+      const int64_t budget = spec.window + kvs::evict::layer_budgets(spec, n, layers).selected[l];
       EXPECT_EQ(count, budget) << "row " << b << " keeps its policy's budget on layer " << l;
       for (int64_t h = 0; h < heads; ++h) {
         // Which prompt positions the row holds, found by matching its keys against the prompt's
@@ -80,7 +84,7 @@ TEST(CompressedCache, RejectsMixedLayoutsAndMissingLayers) {
                    {kvs::evict::snapkv_policy(64), kv_head(kvs::evict::snapkv_policy(64))}, 4, 0),
                kvs::Error);
   Policy w4 = kvs::evict::snapkv_policy(64);
-  w4.budget.window = 4;
+  w4.params.set(w.window, int64_t{4});
   EXPECT_THROW(CompressingObserver({kvs::evict::snapkv_policy(64), w4}, 4, 0), kvs::Error);
   EXPECT_THROW(CompressingObserver({}, 4, 0), kvs::Error);
   // Methods scored without window statistics join a batch of their granularity whatever their

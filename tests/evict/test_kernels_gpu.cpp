@@ -83,7 +83,6 @@ TEST(KernelsGpu, EveryMethodScoresAsOnTheCpu) {
   const kvs::model::PrefillLayer cpu_layer = layer_on(at::kCPU, k, v, rows);
   const kvs::model::PrefillLayer gpu_layer = layer_on(at::kCUDA, kg, vg, rg);
   for (const kvs::evict::Method* m : kvs::evict::registered_methods()) {
-    if (m->info().window_statistics) continue;  // LayerSelectionMatchesTheCpu and the kernels
     const kvs::evict::Policy policy = kvs::evict::policy_from_json(
         kvs::evict::default_policy_json(m->info(), 128), m->info().name);
     const at::Tensor cpu = kvs::evict::method_scores(policy, cpu_layer, 32);

@@ -1,6 +1,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -8,10 +9,13 @@
 #include "evict/budget.h"
 #include "evict/layer_selection.h"
 #include "evict/policy.h"
+#include "evict/window_params.h"
 
 namespace {
 
 using kvs::evict::Policy;
+
+const kvs::evict::WindowParams& w = kvs::evict::window_params();
 
 // The property of docs/reference.md §1: lambda1 = lambda2 = 0 selects exactly the baseline's
 // tokens, every head of every layer, whatever the budget, schedule, granularity and pooling.
@@ -27,16 +31,17 @@ TEST(LayerSelection, ZeroLambdasReproduceTheBaselineExactly) {
 
     Policy baseline = trial % 3 ? kvs::evict::pyramidkv_policy(16 + 8 * (trial % 5))
                                 : kvs::evict::snapkv_policy(16 + 8 * (trial % 5));
-    baseline.granularity =
-        trial % 4 < 2 ? kvs::evict::Granularity::QueryHead : kvs::evict::Granularity::KvHead;
-    baseline.group_reduce =
-        trial % 8 < 4 ? kvs::evict::GroupReduce::Mean : kvs::evict::GroupReduce::Max;
-    baseline.pooling = trial % 5 == 4 ? kvs::evict::Pooling::Avg : kvs::evict::Pooling::Max;
-    Policy diverse = baseline;
-    diverse.kind = kvs::evict::SelectorKind::Greedy;
-    diverse.terms = {true, true, true};
-    diverse.lambda1 = kvs::evict::Profile::segments({0.0, 0.0, 0.0});
-    diverse.lambda2 = kvs::evict::Profile::curve(0.0, 0.0, 0.0);
+    baseline.params.set(w.granularity, std::string(trial % 4 < 2 ? "query_head" : "kv_head"));
+    baseline.params.set(w.group_reduce, std::string(trial % 8 < 4 ? "mean" : "max"));
+    baseline.params.set(w.pooling, std::string(trial % 5 == 4 ? "avg" : "max"));
+    // The same setting under the greedy admission, every term on at zero coefficients.
+    nlohmann::json greedy = kvs::evict::policy_to_json(baseline);
+    greedy["kind"] = "greedy";
+    greedy["terms"] = {{"mean", true}, {"dispersion", true}, {"corr", true}};
+    greedy["lambda1"] = kvs::evict::profile_to_json(kvs::evict::Profile::segments({0.0, 0.0, 0.0}));
+    greedy["lambda2"] = kvs::evict::profile_to_json(kvs::evict::Profile::curve(0.0, 0.0, 0.0));
+    const Policy diverse = kvs::evict::policy_from_json(greedy);
+    ASSERT_EQ(diverse.method_name(), "diverse");
     for (int64_t l = 0; l < layers; ++l) {
       const auto kept = kvs::evict::select_layer(q, k, {baseline, diverse}, l, layers);
       ASSERT_EQ(kept.size(), 2u);
@@ -54,8 +59,9 @@ TEST(LayerSelection, KeepsBudgetPositionsAscendingWithTheWindowLast) {
   const at::Tensor k = at::randn({2, n, 16});
   const Policy pyramid = kvs::evict::pyramidkv_policy(32);
   Policy diverse = kvs::evict::global_policy(32, 0.2, -0.3);
-  diverse.granularity = kvs::evict::Granularity::KvHead;
-  const auto budgets = kvs::evict::layer_budgets(pyramid.budget, n, 4);
+  diverse.params.set(w.granularity, std::string("kv_head"));
+  const auto budgets =
+      kvs::evict::layer_budgets(kvs::evict::window_budget_spec(pyramid.params, 32), n, 4);
   for (int64_t l = 0; l < 4; ++l) {
     const auto kept = kvs::evict::select_layer(q, k, {pyramid}, l, 4).front();
     const auto kv = kvs::evict::select_layer(q, k, {diverse}, l, 4).front();
@@ -73,7 +79,7 @@ TEST(LayerSelection, ShortPromptsKeepEverything) {
   const at::Tensor q = at::randn({4, 8, 16});
   const at::Tensor k = at::randn({2, 30, 16});
   Policy kv = kvs::evict::global_policy(64);
-  kv.granularity = kvs::evict::Granularity::KvHead;
+  kv.params.set(w.granularity, std::string("kv_head"));
   const auto kept = kvs::evict::select_layer(q, k, {kvs::evict::snapkv_policy(64), kv}, 3, 32);
   EXPECT_TRUE(at::equal(kept[0], at::arange(30).expand({4, 30})));
   EXPECT_TRUE(at::equal(kept[1], at::arange(30).expand({2, 30})));

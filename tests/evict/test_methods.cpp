@@ -19,6 +19,7 @@
 #include "evict/layer_selection.h"
 #include "evict/method.h"
 #include "evict/policy.h"
+#include "evict/window_params.h"
 #include "model/prefill_observer.h"
 
 namespace kvs::test {
@@ -250,8 +251,10 @@ TEST(Methods, TheMethodDialectRoundTripsAndKeepsRecordedPoliciesAsTheyWere) {
     EXPECT_EQ(evict::policy_from_json(evict::policy_to_json(p)), p) << j.dump();
     EXPECT_EQ(p.method_name(), j["method"]);
   }
-  EXPECT_EQ(method_policy({{"method", "streaming_llm"}, {"budget", 128}}).params.at("n_sink"), 4);
-  // The window-statistics methods under their names are the kind/schedule policies.
+  EXPECT_EQ(
+      method_policy({{"method", "streaming_llm"}, {"budget", 128}}).params.values().at("n_sink"),
+      evict::ParamValue(int64_t{4}));
+  // The paper's methods under their names equal their reference settings.
   const Policy snap = method_policy({{"method", "snapkv"},
                                      {"budget", 128},
                                      {"window", 64},
@@ -259,10 +262,11 @@ TEST(Methods, TheMethodDialectRoundTripsAndKeepsRecordedPoliciesAsTheyWere) {
                                      {"pooling", "avg"},
                                      {"granularity", "kv_head"}});
   Policy expected = evict::snapkv_policy(128);
-  expected.budget.window = 64;
-  expected.kernel = 5;
-  expected.pooling = evict::Pooling::Avg;
-  expected.granularity = evict::Granularity::KvHead;
+  const evict::WindowParams& w = evict::window_params();
+  expected.params.set(w.window, int64_t{64});
+  expected.params.set(w.kernel, int64_t{5});
+  expected.params.set(w.pooling, std::string("avg"));
+  expected.params.set(w.granularity, std::string("kv_head"));
   EXPECT_EQ(snap, expected);
   EXPECT_EQ(method_policy({{"method", "pyramidkv"}, {"budget", 64}}), evict::pyramidkv_policy(64));
   Policy diverse = evict::global_policy(64);
@@ -450,9 +454,8 @@ TEST(Methods, CriticalKvWeighsTheBaseScoreByTheProjectedValueNorm) {
     for (int64_t i : first) EXPECT_EQ(got.count(i), 1u) << "stage 1 keeps " << i;
   }
   // The prefill computes what a batch's methods need, and only that.
-  EXPECT_EQ(evict::policy_needs(policy),
-            uint32_t(evict::kNeedsValues | evict::kNeedsOutputProjection));
-  EXPECT_EQ(evict::policy_needs(evict::snapkv_policy(64)), uint32_t(evict::kNeedsWindowQueries));
+  EXPECT_EQ(policy.needs(), uint32_t(evict::kNeedsValues | evict::kNeedsOutputProjection));
+  EXPECT_EQ(evict::snapkv_policy(64).needs(), uint32_t(evict::kNeedsWindowQueries));
 }
 
 // r_kv's redundancy never holds the cosine matrix (column sums from the sum of the unit keys, each
@@ -646,7 +649,7 @@ TEST(Methods, AWrapperRoundTripsWithItsBase) {
                     {"granularity", "kv_head"}}}};
   const Policy p = method_policy(j);
   ASSERT_TRUE(p.base);
-  EXPECT_EQ(p.base->budget.budget, 128);
+  EXPECT_EQ(p.base->budget, 128);
   EXPECT_EQ(p.observation_window(), 64);  // the base's window
   EXPECT_EQ(evict::policy_from_json(evict::policy_to_json(p)), p);
   Policy other = p;
@@ -674,13 +677,14 @@ TEST(Methods, BadInputNamesTheField) {
   EXPECT_EQ(parse_error({{"method", "criticalkv"}, {"budget", 64}, {"base", 3}}),
             "policy.base: expected a JSON object, got 3");
   EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"base", {{"method", "knorm"}}}}),
-            "policy.base: unknown field");
+            "policy.base: knorm is not a wrapper: it takes no base");
   EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"n_sink", 4}}),
-            "policy.n_sink: unknown field");
+            "policy.n_sink: not a parameter of knorm (its parameters: none)");
   EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 64}, {"n_sink", "4"}}),
             "policy.n_sink: expected an integer, got \"4\"");
   EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 3}, {"n_sink", 4}}),
-            "policy.budget: 3 does not hold the 4 sinks it always keeps");
+            "policy.budget: 3 does not hold the 4 entries streaming_llm always keeps (its sinks or "
+            "window)");
   EXPECT_EQ(parse_error({{"method", "streaming_llm"}, {"budget", 64}, {"n_sink", -1}}),
             "policy.n_sink: must be >= 0, got -1");
   EXPECT_EQ(parse_error({{"method", "knorm"}}), "policy: missing required field \"budget\"");
@@ -689,13 +693,14 @@ TEST(Methods, BadInputNamesTheField) {
   EXPECT_EQ(parse_error({{"method", "knorm"}, {"budget", 64}, {"kind", "topk"}}),
             "policy.kind: not a field of the method dialect: \"method\" decides it");
   EXPECT_EQ(parse_error({{"method", "r_kv"}, {"budget", 7}}),
-            "policy.budget: 7 does not hold the 8 window tokens it always keeps");
+            "policy.budget: 7 does not hold the 8 entries r_kv always keeps (its sinks or window)");
   EXPECT_EQ(parse_error({{"method", "lagkv"}, {"budget", 64}, {"cross_scoring", 1}}),
             "policy.cross_scoring: expected true or false, got 1");
   EXPECT_EQ(parse_error({{"method", 3}, {"budget", 64}}),
             "policy.method: expected a method name, got 3");
   EXPECT_EQ(parse_error({{"method", "snapkv"}, {"budget", 64}, {"n_sink", 4}}),
-            "policy.n_sink: unknown field");
+            "policy.n_sink: not a parameter of snapkv (its parameters: window, kernel, pooling, "
+            "granularity, group_reduce, schedule, beta, redistribute, mean, dispersion, lambda1)");
 }
 
 }  // namespace
@@ -720,11 +725,39 @@ TEST(Methods, CakeNeedsEveryLayerAndRefusesBadTemperatures) {
             "policy.tau1: must be >= 0.001, got 0");
   EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 64}, {"tau2", -1}}),
             "policy.tau2: must be >= 0.001, got -1");
-  EXPECT_EQ(parse_error({{"method", "cake"}, {"budget", 31}}),
-            "policy.budget: 31 does not hold the 32 window tokens it always keeps");
+  EXPECT_EQ(
+      parse_error({{"method", "cake"}, {"budget", 31}}),
+      "policy.budget: 31 does not hold the 32 entries cake always keeps (its sinks or window)");
   EXPECT_EQ(parse_error({{"method", "mixkv"}, {"budget", 64}, {"host", "pyramid"}})
                 .rfind("policy.host: ", 0),
             0u);
+}
+
+// cake keeps a prompt of at most B + W tokens whole, as its reference does (cake_cache.py: no
+// compression if n <= cache_size + W): at n = B, B + 1 and B + W every layer keeps all n, at
+// n = B + W + 1 the layers' counts sum to the uniform total L x B.
+TEST(Methods, CakeKeepsAPromptOfAtMostBPlusWWhole) {
+  const int64_t budget = 48, window = 8, layers = 3;
+  const evict::Policy cake =
+      method_policy({{"method", "cake"}, {"budget", budget}, {"window", window}});
+  for (const int64_t n : {budget, budget + 1, budget + window, budget + window + 1}) {
+    evict::CompressingObserver observer({cake}, layers, 0);
+    for (int64_t i = 0; i < layers; ++i) {
+      const Layer l = random_layer(4, 2, n, 16, window, 70 + i);
+      observer.on_layer(model::PrefillLayer{i, l.keys, l.values, l.queries});
+    }
+    observer.take_cache();
+    int64_t total = 0;
+    for (int64_t i = 0; i < layers; ++i) {
+      const at::Tensor kept = observer.kept_positions(0)[i];
+      total += kept.size(1);
+      if (n <= budget + window) {
+        EXPECT_TRUE(at::equal(kept, at::arange(n, at::kLong).unsqueeze(0).expand({2, n})))
+            << "n " << n << " layer " << i << " is not kept whole";
+      }
+    }
+    EXPECT_EQ(total, n <= budget + window ? layers * n : layers * budget) << "n " << n;
+  }
 }
 
 // cake's layer budgets through the observer: every layer's preference first, then counts that sum

@@ -4,9 +4,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/scratch_dir.h"
 #include "core/error.h"
 #include "evict/policy.h"
-#include "common/scratch_dir.h"
+#include "evict/window_params.h"
 
 namespace {
 
@@ -24,18 +25,25 @@ std::string parse_error(const json& j) {
 
 json minimal() { return json{{"kind", "greedy"}, {"budget", 64}, {"schedule", "pyramid"}}; }
 
+const kvs::evict::WindowParams& w() { return kvs::evict::window_params(); }
+
 TEST(Policy, RoundTripsThroughJson) {
   Policy p = kvs::evict::global_policy(64, 0.1, -0.15);
   p.name = "segments-3";
-  p.lambda2 = kvs::evict::Profile::segments({-0.3, 0.15, 0.45});
-  p.lambda1 = kvs::evict::Profile::curve(0.1, -0.2, 0.3);
-  p.granularity = kvs::evict::Granularity::KvHead;
-  p.group_reduce = kvs::evict::GroupReduce::Max;
-  p.pooling = kvs::evict::Pooling::Avg;
-  p.kernel = 5;
-  p.budget.redistribute = true;
-  p.candidate_factor = 3;
-  for (const Policy& q : {p, kvs::evict::snapkv_policy(32), kvs::evict::pyramidkv_policy(128)}) {
+  p.params.set(w().lambda2, kvs::evict::Profile::segments({-0.3, 0.15, 0.45}));
+  p.params.set(w().lambda1, kvs::evict::Profile::curve(0.1, -0.2, 0.3));
+  p.params.set(w().granularity, std::string("kv_head"));
+  p.params.set(w().group_reduce, std::string("max"));
+  p.params.set(w().pooling, std::string("avg"));
+  p.params.set(w().kernel, int64_t{5});
+  p.params.set(w().redistribute, true);
+  p.params.set(w().candidate_factor, int64_t{3});
+  p.validate();
+  const Policy knorm = kvs::evict::policy_from_json({{"method", "knorm"}, {"budget", 16}});
+  const Policy sinks =
+      kvs::evict::policy_from_json({{"method", "streaming_llm"}, {"budget", 16}, {"n_sink", 2}});
+  for (const Policy& q :
+       {p, kvs::evict::snapkv_policy(32), kvs::evict::pyramidkv_policy(128), knorm, sinks}) {
     const Policy back = kvs::evict::policy_from_json(json::parse(kvs::evict::policy_to_string(q)));
     EXPECT_EQ(back, q) << kvs::evict::policy_to_string(q);
     EXPECT_EQ(kvs::evict::policy_to_json(back), kvs::evict::policy_to_json(q));
@@ -44,16 +52,59 @@ TEST(Policy, RoundTripsThroughJson) {
 
 TEST(Policy, MissingFieldsTakeTheDocumentedDefaults) {
   const Policy p = kvs::evict::policy_from_json(minimal());
-  EXPECT_EQ(p.budget.window, 8);
-  EXPECT_EQ(p.kernel, 7);
-  EXPECT_EQ(p.budget.beta, 20);
-  EXPECT_EQ(p.pooling, kvs::evict::Pooling::Max);
-  EXPECT_EQ(p.granularity, kvs::evict::Granularity::QueryHead);
-  EXPECT_TRUE(p.terms.corr);
-  EXPECT_EQ(p.candidate_factor, 4);
+  EXPECT_EQ(p.method_name(), "diverse");
+  EXPECT_EQ(p.params.get(w().window), 8);
+  EXPECT_EQ(p.params.get(w().kernel), 7);
+  EXPECT_EQ(p.params.get(w().beta), 20);
+  EXPECT_EQ(p.params.get(w().pooling), "max");
+  EXPECT_EQ(p.params.get(w().granularity), "query_head");
+  EXPECT_TRUE(p.params.get(w().corr));
+  EXPECT_EQ(p.params.get(w().candidate_factor), 4);
   json topk = minimal();
   topk["kind"] = "topk";
-  EXPECT_FALSE(kvs::evict::policy_from_json(topk).terms.corr);
+  const Policy pyramid = kvs::evict::policy_from_json(topk);
+  EXPECT_EQ(pyramid.method_name(), "pyramidkv");
+  EXPECT_FALSE(pyramid.params.has(w().corr));
+  // The method dialect's defaults: SnapKV scores by the mean alone, on uniform budgets.
+  const Policy snap = kvs::evict::policy_from_json({{"method", "snapkv"}, {"budget", 64}});
+  EXPECT_EQ(snap.params.get(w().schedule), "uniform");
+  EXPECT_FALSE(snap.params.get(w().dispersion));
+  EXPECT_EQ(snap.name, "snapkv");
+}
+
+// The older kind/schedule dialect of the paper's methods reads as the methods it names, and the
+// paper's methods are written in it, so that every recorded policy keeps its exact JSON.
+TEST(Policy, TheKindDialectIsTranslatedAndKept) {
+  const json recorded = {{"name", "baseline"},
+                         {"kind", "topk"},
+                         {"budget", 64},
+                         {"window", 8},
+                         {"schedule", "uniform"},
+                         {"beta", 20},
+                         {"redistribute", false},
+                         {"kernel", 7},
+                         {"pooling", "max"},
+                         {"granularity", "query_head"},
+                         {"group_reduce", "mean"},
+                         {"terms", {{"mean", true}, {"dispersion", false}, {"corr", false}}},
+                         {"lambda1", {{"profile", "global"}, {"a", {0.0}}}},
+                         {"lambda2", {{"profile", "global"}, {"a", {0.0}}}},
+                         {"candidate_factor", 4}};
+  const Policy snap = kvs::evict::policy_from_json(recorded);
+  EXPECT_EQ(snap.method_name(), "snapkv");
+  EXPECT_EQ(kvs::evict::policy_to_json(snap), recorded);
+  json pyramid = recorded;
+  pyramid["schedule"] = "pyramid";
+  EXPECT_EQ(kvs::evict::policy_from_json(pyramid).method_name(), "pyramidkv");
+  EXPECT_EQ(kvs::evict::policy_to_json(kvs::evict::policy_from_json(pyramid)), pyramid);
+  json global = kvs::evict::policy_to_json(kvs::evict::global_policy(64));
+  EXPECT_EQ(global.at("kind"), "greedy");
+  EXPECT_FALSE(global.contains("method"));
+  EXPECT_EQ(kvs::evict::policy_from_json(global), kvs::evict::global_policy(64));
+  // A top-k policy with the terms left out has the older dialect's defaults (dispersion on, at
+  // lambda1 = 0 it adds nothing).
+  json bare = {{"kind", "topk"}, {"budget", 64}, {"schedule", "uniform"}};
+  EXPECT_TRUE(kvs::evict::policy_from_json(bare).params.get(w().dispersion));
 }
 
 // The observation protocol is a field of either dialect, written only when not the default, so
@@ -100,7 +151,7 @@ TEST(Policy, ErrorsNameTheField) {
   };
   json j = minimal();
   j.erase("kind");
-  expect_error(j, "\"kind\"");
+  expect_error(j, "policy.method: missing");
   j = minimal();
   j["budget"] = "64";
   expect_error(j, "policy.budget");
@@ -112,10 +163,10 @@ TEST(Policy, ErrorsNameTheField) {
   expect_error(j, "policy.kernel");
   j = minimal();
   j["pooling"] = "median";
-  expect_error(j, "policy.pooling");
+  expect_error(j, "policy.pooling: expected one of max, avg, none");
   j = minimal();
   j["budjet"] = 64;
-  expect_error(j, "policy.budjet: unknown field");
+  expect_error(j, "policy.budjet: not a parameter of diverse");
   j = minimal();
   j["kind"] = "topk";
   j["terms"] = {{"corr", true}};
@@ -133,13 +184,46 @@ TEST(Policy, ErrorsNameTheField) {
   j["lambda1"] = {{"profile", "global"}, {"a", {"x"}}};
   expect_error(j, "policy.lambda1.a[0]");
   expect_error(json::array(), "policy: expected a JSON object");
+  j = minimal();
+  j["kind"] = "beam";
+  expect_error(j, "policy.kind");
+}
+
+// The typed parameters of a method: a misspelled name, a text where a number goes, a value out
+// of its declared range, each one line naming the field.
+TEST(Policy, ParametersAreCheckedAgainstTheDeclaration) {
+  const auto error = [](const json& j) { return parse_error(j); };
+  json j = {{"method", "streaming_llm"}, {"budget", 64}, {"n_snk", 4}};
+  EXPECT_EQ(error(j), "policy.n_snk: not a parameter of streaming_llm (its parameters: n_sink)");
+  j = {{"method", "streaming_llm"}, {"budget", 64}, {"n_sink", "four"}};
+  EXPECT_NE(error(j).find("policy.n_sink: expected an integer"), std::string::npos) << error(j);
+  j = {{"method", "adakv"}, {"budget", 64}, {"alpha", 1.5}, {"base", {{"method", "knorm"}}}};
+  EXPECT_EQ(error(j), "policy.alpha: must be in [0, 1], got 1.5");
+  j = {{"method", "r_kv"}, {"budget", 64}, {"window", 0}};
+  EXPECT_EQ(error(j), "policy.window: must be >= 1, got 0");
+  j = {{"method", "observed_attention"}, {"budget", 64}, {"normalize", 1}};
+  EXPECT_NE(error(j).find("policy.normalize: expected"), std::string::npos) << error(j);
+  j = {{"method", "mixkv"}, {"budget", 64}, {"host", "pyramid"}};
+  EXPECT_EQ(error(j), "policy.host: expected one of snapkv, adakv, got 'pyramid'");
+  j = {{"method", "knorm"}, {"budget", 64}, {"window", 8}};
+  EXPECT_EQ(error(j), "policy.window: not a parameter of knorm (its parameters: none)");
+  j = {{"method", "streaming_llm"}, {"budget", 3}};
+  EXPECT_NE(error(j).find("policy.budget: 3 does not hold the 4 entries"), std::string::npos)
+      << error(j);
+  // A value set in code is checked by validate() against the same declaration.
+  Policy p = kvs::evict::snapkv_policy(64);
+  p.params.set(w().pooling, std::string("median"));
+  EXPECT_THROW(p.validate(), kvs::Error);
+  p = kvs::evict::snapkv_policy(64);
+  p.params.set(w().corr, true);  // not a parameter of snapkv
+  EXPECT_THROW(p.validate(), kvs::Error);
 }
 
 TEST(Policy, LoadsFilesAndNamesThemInErrors) {
   const kvs::test::ScratchDir scratch;
   const std::string path = scratch.file("policy.json");
   std::ofstream(path) << minimal().dump();
-  EXPECT_EQ(kvs::evict::load_policy(path).budget.budget, 64);
+  EXPECT_EQ(kvs::evict::load_policy(path).budget, 64);
   std::ofstream(path) << "{\"kind\": ";
   try {
     kvs::evict::load_policy(path);
@@ -151,24 +235,26 @@ TEST(Policy, LoadsFilesAndNamesThemInErrors) {
 
 TEST(Policy, TermsSwitchTheCoefficientsOff) {
   Policy p = kvs::evict::global_policy(64, 0.3, -0.15);
-  EXPECT_NEAR(p.lambda1_at(0, 32), 0.3, 1e-12);
-  EXPECT_NEAR(p.lambda2_at(0, 32), -0.15, 1e-12);
-  p.terms.dispersion = false;
-  p.terms.corr = false;
-  EXPECT_EQ(p.lambda1_at(0, 32), 0.0);
-  EXPECT_EQ(p.lambda2_at(0, 32), 0.0);
+  EXPECT_NEAR(kvs::evict::lambda1_at(p.params, 0, 32), 0.3, 1e-12);
+  EXPECT_NEAR(kvs::evict::lambda2_at(p.params, 0, 32), -0.15, 1e-12);
+  p.params.set(w().dispersion, false);
+  p.params.set(w().corr, false);
+  EXPECT_EQ(kvs::evict::lambda1_at(p.params, 0, 32), 0.0);
+  EXPECT_EQ(kvs::evict::lambda2_at(p.params, 0, 32), 0.0);
+  EXPECT_EQ(kvs::evict::lambda2_at(kvs::evict::snapkv_policy(64).params, 0, 32), 0.0);
 }
 
 TEST(Policy, ShorthandsOfGenerate) {
   EXPECT_EQ(kvs::evict::shorthand_policy(64, "baseline"), kvs::evict::snapkv_policy(64));
   EXPECT_EQ(kvs::evict::shorthand_policy(64, "pyramid"), kvs::evict::pyramidkv_policy(64));
   const Policy g = kvs::evict::shorthand_policy(32, "global", std::nullopt, 0.2);
-  EXPECT_EQ(g.kind, kvs::evict::SelectorKind::Greedy);
-  EXPECT_EQ(g.budget.schedule, kvs::evict::Schedule::Pyramid);
-  EXPECT_EQ(g.budget.budget, 32);
-  EXPECT_NEAR(g.lambda2_at(7, 32), 0.2, 1e-12);
-  EXPECT_EQ(g.lambda1_at(7, 32), 0.0);
-  EXPECT_NEAR(kvs::evict::shorthand_policy(64, "global").lambda2_at(0, 32), -0.15, 1e-12);
+  EXPECT_EQ(g.method_name(), "diverse");
+  EXPECT_EQ(g.params.get(w().schedule), "pyramid");
+  EXPECT_EQ(g.budget, 32);
+  EXPECT_NEAR(kvs::evict::lambda2_at(g.params, 7, 32), 0.2, 1e-12);
+  EXPECT_EQ(kvs::evict::lambda1_at(g.params, 7, 32), 0.0);
+  EXPECT_NEAR(kvs::evict::lambda2_at(kvs::evict::shorthand_policy(64, "global").params, 0, 32),
+              -0.15, 1e-12);
   EXPECT_THROW(kvs::evict::shorthand_policy(64, "pyramid", 0.1), kvs::Error);
   EXPECT_THROW(kvs::evict::shorthand_policy(64, "segments"), kvs::Error);
   EXPECT_THROW(kvs::evict::shorthand_policy(7, "baseline"), kvs::Error);  // under the window

@@ -20,27 +20,30 @@ namespace {
 
 std::atomic<int> scorings{0}, shared_values{0};
 
+const evict::Param<double> kOffset = evict::number_param("offset", 0, -1e9, "added to the score");
+
 // -||k||, plus `offset`; the key norms through LayerView::shared.
-at::Tensor counted_scores(const evict::LayerView& view, const evict::MethodParams& params) {
+at::Tensor counted_scores(const evict::LayerView& view, const evict::Params& params) {
   ++scorings;
   const auto norms = [&] {
     ++shared_values;
     return view.keys.norm(2, {-1});
   };
-  const at::Tensor n = view.shared ? view.shared("test_counting norms", norms) : norms();
-  return (params.at("offset") - n).contiguous();
+  const at::Tensor n = view.shared("test_counting norms", norms);
+  return (params.get(kOffset) - n).contiguous();
 }
 
 class BudgetFreeCounting final : public evict::Method {
  public:
   const evict::MethodInfo& info() const override {
-    static const evict::MethodInfo info = evict::budget_free(evict::method_info(
-        "test_counting", "counts its scorings (tests only)", "", "", "", "kept tokens", "",
-        {evict::number_param("offset", 0, -1e9, "added to the score")}, evict::kNeedsNothing));
+    static const evict::MethodInfo info{.name = "test_counting",
+                                        .summary = "counts its scorings (tests only)",
+                                        .budget = "kept tokens",
+                                        .params = {kOffset.spec},
+                                        .budget_free = true};
     return info;
   }
-  at::Tensor scores(const evict::LayerView& view,
-                    const evict::MethodParams& params) const override {
+  at::Tensor scores(const evict::LayerView& view, const evict::Params& params) const override {
     return counted_scores(view, params);
   }
 };
@@ -49,13 +52,13 @@ class BudgetFreeCounting final : public evict::Method {
 class Counting final : public evict::Method {
  public:
   const evict::MethodInfo& info() const override {
-    static const evict::MethodInfo info = evict::method_info(
-        "test_counting_per_budget", "counts its scorings (tests only)", "", "", "", "kept tokens",
-        "", {evict::number_param("offset", 0, -1e9, "added to the score")}, evict::kNeedsNothing);
+    static const evict::MethodInfo info{.name = "test_counting_per_budget",
+                                        .summary = "counts its scorings (tests only)",
+                                        .budget = "kept tokens",
+                                        .params = {kOffset.spec}};
     return info;
   }
-  at::Tensor scores(const evict::LayerView& view,
-                    const evict::MethodParams& params) const override {
+  at::Tensor scores(const evict::LayerView& view, const evict::Params& params) const override {
     return counted_scores(view, params);
   }
 };
@@ -90,7 +93,7 @@ TEST(SharedScores, ABudgetFreeMethodScoresOncePerLayerForAllItsBudgets) {
   for (size_t p = 0; p < policies.size(); ++p) {
     const at::Tensor alone = evict::select_layer(layer, {policies[p]}, 4).front();
     EXPECT_TRUE(at::equal(kept[p], alone)) << p;
-    EXPECT_EQ(kept[p].size(1), policies[p].budget.budget) << p;
+    EXPECT_EQ(kept[p].size(1), policies[p].budget) << p;
   }
   EXPECT_TRUE(at::equal(kept[1], kept[5]));  // the same scores and budget, shared or not
 }

@@ -47,12 +47,13 @@ TEST(ExperimentPlan, AMethodsScheduleReachesItsPolicy) {
   const Plan plan = make_plan(spec);
   const Job& evaluate = plan.job("mini/qasper/evaluate");
   const auto schedule_of = [&](const std::string& method) {
-    return search::request_policy(method_request(spec, evaluate, spec.method(method), 64, JobSettings{}))
-        .budget.schedule;
+    return search::request_policy(
+               method_request(spec, evaluate, spec.method(method), 64, JobSettings{}))
+        .params.get(evict::window_params().schedule);
   };
-  EXPECT_EQ(schedule_of("Global (uniform)"), evict::Schedule::Uniform);
-  EXPECT_EQ(schedule_of("Global"), evict::Schedule::Pyramid);
-  EXPECT_EQ(schedule_of("PyramidKV"), evict::Schedule::Pyramid);
+  EXPECT_EQ(schedule_of("Global (uniform)"), "uniform");
+  EXPECT_EQ(schedule_of("Global"), "pyramid");
+  EXPECT_EQ(schedule_of("PyramidKV"), "pyramid");
 }
 
 }  // namespace

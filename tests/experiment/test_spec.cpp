@@ -111,12 +111,12 @@ TEST(ExperimentSpec, MethodsGivenAsPolicies) {
   const auto request =
       method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("Knorm"), 32, settings);
   const evict::Policy policy = search::request_policy(request);
-  EXPECT_EQ(policy.method, "knorm");
-  EXPECT_EQ(policy.budget.budget, 32);
+  EXPECT_EQ(policy.method_name(), "knorm");
+  EXPECT_EQ(policy.budget, 32);
   EXPECT_EQ(search::run_spec(request, policy).profile_family, "knorm");
   const auto snap = method_request(spec, plan.job("mini/qasper/evaluate"), spec.method("SnapKV-64"),
                                    64, settings);
-  EXPECT_EQ(search::request_policy(snap).budget.window, 16);
+  EXPECT_EQ(search::request_policy(snap).params.get(evict::window_params().window), 16);
   EXPECT_EQ(search::run_spec(snap, search::request_policy(snap)).profile_family, "snapkv");
 
   EXPECT_NE(error_for("methods", R"([{"name": "K", "policy": {"method": "knorm", "budget": 64}}])")
@@ -131,7 +131,7 @@ TEST(ExperimentSpec, MethodsGivenAsPolicies) {
             std::string::npos);
   EXPECT_NE(error_for("methods",
                       R"([{"name": "S", "policy": {"method": "streaming_llm", "n_sink": 40}}])")
-                .find("methods[0].policy.budget: 32 does not hold the 40 sinks"),
+                .find("methods[0].policy.budget: 32 does not hold the 40 entries"),
             std::string::npos);
 }
 
@@ -159,13 +159,14 @@ TEST(ExperimentSpec, ProfilesRunUnderAnAllocation) {
   const auto request = method_request(spec, plan.job("mini/qasper/evaluate"),
                                       spec.method("Global on AdaKV"), 64, settings);
   const evict::Policy policy = search::request_policy(request);
-  EXPECT_EQ(policy.method, "adakv");
-  EXPECT_EQ(policy.params.at("rule"), 1.0);  // original
+  const evict::WindowParams& w = evict::window_params();
+  EXPECT_EQ(policy.method_name(), "adakv");
+  EXPECT_EQ(evict::policy_to_json(policy).at("rule"), "original");
   ASSERT_NE(policy.base, nullptr);
-  EXPECT_EQ(policy.base->granularity, evict::Granularity::KvHead);
-  EXPECT_EQ(policy.base->budget.schedule, evict::Schedule::Uniform);
-  EXPECT_NEAR(search::profile_policy(policy).lambda2_at(0, 4), -0.3, 1e-12);
-  EXPECT_EQ(policy.budget.budget, 64);
+  EXPECT_EQ(policy.base->params.get(w.granularity), "kv_head");
+  EXPECT_EQ(policy.base->params.get(w.schedule), "uniform");
+  EXPECT_NEAR(evict::lambda2_at(search::profile_policy(policy).params, 0, 4), -0.3, 1e-12);
+  EXPECT_EQ(policy.budget, 64);
 
   search::RunRequest segments;
   segments.family = "segments";
@@ -182,8 +183,10 @@ TEST(ExperimentSpec, ProfilesRunUnderAnAllocation) {
       }(),
       latent);
   for (int64_t l = 0; l < 4; ++l) {
-    EXPECT_EQ(search::profile_policy(searched).lambda1_at(l, 4), plain.lambda1_at(l, 4));
-    EXPECT_EQ(search::profile_policy(searched).lambda2_at(l, 4), plain.lambda2_at(l, 4));
+    EXPECT_EQ(evict::lambda1_at(search::profile_policy(searched).params, l, 4),
+              evict::lambda1_at(plain.params, l, 4));
+    EXPECT_EQ(evict::lambda2_at(search::profile_policy(searched).params, l, 4),
+              evict::lambda2_at(plain.params, l, 4));
   }
 
   EXPECT_NE(error_for("methods", R"([{"name": "G", "profile": "global",

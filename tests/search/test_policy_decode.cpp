@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "evict/compressed_cache.h"
 #include "evict/policy.h"
+#include "evict/window_params.h"
 #include "model/generate.h"
 #include "model/presets.h"
 #include "model/transformer.h"
@@ -26,12 +27,12 @@ namespace {
 using evict::Policy;
 
 Policy kv_head(Policy p) {
-  p.granularity = evict::Granularity::KvHead;
+  p.params.set(evict::window_params().granularity, std::string("kv_head"));
   return p;
 }
 
 Policy with_window(Policy p, int64_t window) {
-  p.budget.window = window;
+  p.params.set(evict::window_params().window, window);
   return p;
 }
 

@@ -22,14 +22,19 @@
 #include <numeric>
 #include <vector>
 
-#include "evict/layer_selection.h"
 #include "evict/method.h"
 #include "evict/topk_select.h"
 
 namespace kvs::evict {
 namespace {
 
-enum Rule { kKvpress = 0, kOriginal = 1 };
+const Param<double> kAlpha = number_param(
+    "alpha", 0.2, 0.0, 1.0,
+    "kvpress: share of B each head keeps by its own scores; original: the uniform budget's "
+    "weight (floor)");
+const Param<std::string> kRule =
+    choice_param("rule", "kvpress", {"kvpress", "original"},
+                 "kvpress (AdaKVPress) or original (the AdaKV paper's budget mix)");
 
 // The layer's `count` best (head, position) pairs, as flat indices h * n + i, best first.
 std::vector<int64_t> layer_top(const at::Tensor& scores, int64_t count) {
@@ -50,41 +55,38 @@ at::Tensor with_safeguard(const at::Tensor& base, int64_t budget, double alpha) 
 class AdaKv final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = [] {
-      MethodInfo i = method_info(
-          "adakv",
-          "head-wise budgets: a base policy's scores, the layer's heads compete for Hkv x B",
-          "2407.11550", "NVIDIA/kvpress adakv_press.py; FFY0/AdaKV", "AdaKVPress",
-          "mean kept tokens per KV head (heads differ, Hkv x B per layer), the base's kept "
-          "included",
-          kKvpressCheck,
-          {number_param("alpha", 0.2, 0.0, 1.0,
-                        "kvpress: share of B each head keeps by its own scores; original: the "
-                        "uniform budget's weight (floor)"),
-           choice_param("rule", "kvpress", {"kvpress", "original"},
-                        "kvpress (AdaKVPress) or original (the AdaKV paper's budget mix)")},
-          kNeedsNothing, /*window_statistics=*/false, /*wrapper=*/true);
-      i.ragged = true;
-      i.allocates = true;
-      return i;
-    }();
+    static const MethodInfo info{
+        .name = "adakv",
+        .summary =
+            "head-wise budgets: a base policy's scores, the layer's heads compete for Hkv x B",
+        .paper = "2407.11550",
+        .code = "NVIDIA/kvpress adakv_press.py; FFY0/AdaKV",
+        .kvpress = "AdaKVPress",
+        .budget =
+            "mean kept tokens per KV head (heads differ, Hkv x B per layer), the base's "
+            "kept included",
+        .checked = kKvpressCheck,
+        .params = {kAlpha.spec, kRule.spec},
+        .wrapper = true,
+        .allocates = true,
+        .ragged = true};
     return info;
   }
 
   // The kvpress rule's scores (its safeguard forced); the original rule's are the base's.
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
-    if (static_cast<int>(params.at("rule")) == kOriginal) return view.base;
-    return with_safeguard(view.base, view.budget, params.at("alpha"));
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
+    if (params.get(kRule) == "original") return view.base;
+    return with_safeguard(view.base, view.budget, params.get(kAlpha));
   }
 
   // Each head's count by the rule, then the base's own selection at those counts (its top-k, or
   // the greedy admission of a diverse base: Global on AdaKV budgets).
-  at::Tensor select(const LayerView& view, const MethodParams& params) const override {
+  at::Tensor select(const LayerView& view, const Params& params) const override {
     const at::Tensor base = view.base.to(at::kFloat).cpu().contiguous();
     const int64_t heads = base.size(0), n = base.size(1), budget = std::min(view.budget, n);
-    const double alpha = params.at("alpha");
+    const double alpha = params.get(kAlpha);
     std::vector<int64_t> counts(static_cast<size_t>(heads), 0);
-    if (static_cast<int>(params.at("rule")) == kKvpress) {
+    if (params.get(kRule) == "kvpress") {
       for (int64_t flat :
            layer_top(with_safeguard(base, budget, alpha).contiguous(), heads * budget))
         ++counts[static_cast<size_t>(flat / n)];

@@ -11,9 +11,10 @@
 // adjust_budgets: each b_l capped at n - W, the excess spread evenly over the uncapped layers (the
 // remainder to the lowest layers), then the sum corrected to T the same way. Layer l keeps its
 // b_l best indicators plus the W window. B is the mean over layers of the entries a KV head keeps.
-// The reference's "no compression if n <= B + W" is kvsearch's "a prompt of at most B tokens keeps
-// everything". tau1 = tau2 = 1 is the reference's fallback; its per-model values are in the card.
-// The prefill holds each layer's best min(n, W + T) candidates until every preference is known.
+// As the reference (cake_cache.py), a prompt of at most B + W tokens is kept whole (B counting the
+// window, so up to W entries more than B per head). tau1 = tau2 = 1 is the reference's fallback;
+// its per-model values are in the card. The prefill holds each layer's best min(n, W + T)
+// candidates until every preference is known.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -27,6 +28,18 @@
 
 namespace kvs::evict {
 namespace {
+
+const Param<int64_t> kWindow =
+    integer_param("window", 32, 2, "observation window W (>= 2: a variance over its rows), kept");
+const Param<double> kGamma =
+    number_param("gamma", 200, 0, "weight of the variance in the token indicator");
+const Param<double> kTau1 = number_param("tau1", 1, 1e-3,
+                                         "entropy temperature (cakekv's model2tau.json: "
+                                         "mistral-0.3-7b 0.8 at B = 1024, 1.0 at 128; llama3.1-8b "
+                                         "1.6)");
+const Param<double> kTau2 = number_param("tau2", 1, 1e-3,
+                                         "variance temperature (mistral-0.3-7b 0.5 at B = 1024, "
+                                         "0.8 at 128; llama3.1-8b 0.4 / 0.6)");
 
 // [heads, W, n]: the window rows' scaled scores over every key, row t seeing the window columns
 // j <= t (-inf beyond).
@@ -92,37 +105,38 @@ std::vector<int64_t> adjust_budgets(std::vector<int64_t> b, int64_t total, int64
 class Cake final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = [] {
-      MethodInfo i = method_info(
-          "cake",
-          "layer budgets from attention entropy and variance; mean + gamma variance of the window",
-          "2503.12491", "antgroup/cakekv cake/model/modify_llama.py, cake/utils.py", "",
-          "mean over layers of the kept tokens per KV head (layers differ), the W window included",
-          "tests/evict/test_allocators_reference.py",
-          {integer_param("window", 32, 2,
-                         "observation window W (>= 2: a variance over its rows), kept"),
-           number_param("gamma", 200, 0, "weight of the variance in the token indicator"),
-           number_param("tau1", 1, 1e-3,
-                        "entropy temperature (cakekv's model2tau.json: mistral-0.3-7b 0.8 at "
-                        "B = 1024, 1.0 at 128; llama3.1-8b 1.6)"),
-           number_param("tau2", 1, 1e-3,
-                        "variance temperature (mistral-0.3-7b 0.5 at B = 1024, 0.8 at 128; "
-                        "llama3.1-8b 0.4 / 0.6)")},
-          kNeedsWindowQueries);
-      i.layer_budgets = true;
-      return i;
-    }();
+    static const MethodInfo info{
+        .name = "cake",
+        .summary =
+            "layer budgets from attention entropy and variance; mean + gamma variance of the "
+            "window",
+        .paper = "2503.12491",
+        .code = "antgroup/cakekv cake/model/modify_llama.py, cake/utils.py",
+        .budget =
+            "mean over layers of the kept tokens per KV head (layers differ), the W window "
+            "included",
+        .checked = "tests/evict/test_allocators_reference.py",
+        .params = {kWindow.spec, kGamma.spec, kTau1.spec, kTau2.spec},
+        .needs = kNeedsWindowQueries,
+        .layer_budgets = true};
     return info;
   }
 
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+  int64_t observation_window(const Params& params) const override { return params.get(kWindow); }
+  int64_t always_kept(const Params& params) const override { return params.get(kWindow); }
+  // The reference compresses only a prompt longer than B + W.
+  bool keeps_whole(int64_t n, int64_t budget, int64_t, const Params& params) const override {
+    return n <= budget + params.get(kWindow);
+  }
+
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
     return layer_scores(view, params).scores;
   }
 
   // The indicator and the preference from one window attention.
-  LayerScores layer_scores(const LayerView& view, const MethodParams& params) const override {
+  LayerScores layer_scores(const LayerView& view, const Params& params) const override {
     cpu::WindowDispersion sums;
-    const at::Tensor indicator = window_indicator(view, params.at("gamma"), sums);
+    const at::Tensor indicator = window_indicator(view, params.get(kGamma), sums);
     const int64_t heads = indicator.size(0), prefix = indicator.size(1);
     const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1);
     const at::Tensor pooled =
@@ -132,14 +146,14 @@ class Cake final : public Method {
         at::full({kv_heads, n}, std::numeric_limits<float>::infinity(), view.keys.options());
     out.scores.narrow(1, 0, prefix)
         .copy_(pooled.view({kv_heads, heads / kv_heads, prefix}).mean(1));
-    out.preference = std::pow(sums.entropy, 1.0 / params.at("tau1")) *
-                     std::pow(sums.variance, 1.0 / params.at("tau2"));
+    out.preference = std::pow(sums.entropy, 1.0 / params.get(kTau1)) *
+                     std::pow(sums.variance, 1.0 / params.get(kTau2));
     return out;
   }
 
   std::vector<int64_t> allocate_layers(const std::vector<double>& preferences, int64_t n,
-                                       int64_t budget, const MethodParams& params) const override {
-    const int64_t window = static_cast<int64_t>(params.at("window"));
+                                       int64_t budget, const Params& params) const override {
+    const int64_t window = params.get(kWindow);
     const int64_t layers = static_cast<int64_t>(preferences.size());
     const int64_t total = (budget - window) * layers;
     double sum = 0;
@@ -156,8 +170,8 @@ class Cake final : public Method {
   }
 
   int64_t layer_budget_cap(int64_t n, int64_t budget, int64_t num_layers,
-                           const MethodParams& params) const override {
-    const int64_t window = static_cast<int64_t>(params.at("window"));
+                           const Params& params) const override {
+    const int64_t window = params.get(kWindow);
     return std::min(n, window + (budget - window) * num_layers);
   }
 };

@@ -35,26 +35,34 @@ at::Tensor projected_value_norms(const at::Tensor& values, const at::Tensor& o_p
   return norms.view({kv_heads, group, n}).mean(1);
 }
 
+const Param<double> kEpsilon =
+    number_param("epsilon", 1e-4, 0.0, "added to the base score before weighting");
+const Param<double> kFirstStageRatio = number_param(
+    "first_stage_ratio", 0.5, 0.0, "share of B kept by the base score alone (stage 1)");
+
 class CriticalKv final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = method_info(
-        "criticalkv", "a base policy's scores weighted by the value's output-projection L1 norm",
-        "2502.03805", "NVIDIA/kvpress criticalkv_press.py", "CriticalKVPress",
-        "kept tokens, those the base always keeps included", kKvpressCheck,
-        {number_param("epsilon", 1e-4, 0.0, "added to the base score before weighting"),
-         number_param("first_stage_ratio", 0.5, 0.0,
-                      "share of B kept by the base score alone (stage 1)")},
-        kNeedsValues | kNeedsOutputProjection, /*window_statistics=*/false, /*wrapper=*/true);
+    static const MethodInfo info{
+        .name = "criticalkv",
+        .summary = "a base policy's scores weighted by the value's output-projection L1 norm",
+        .paper = "2502.03805",
+        .code = "NVIDIA/kvpress criticalkv_press.py",
+        .kvpress = "CriticalKVPress",
+        .budget = "kept tokens, those the base always keeps included",
+        .checked = kKvpressCheck,
+        .params = {kEpsilon.spec, kFirstStageRatio.spec},
+        .needs = kNeedsValues | kNeedsOutputProjection,
+        .wrapper = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
-    const double ratio = params.at("first_stage_ratio");
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
+    const double ratio = params.get(kFirstStageRatio);
     // The norms depend on the layer's values and o_proj alone: one computation for every
     // criticalkv policy of the batch (its budgets, bases and epsilons).
     const auto norms = [&] { return projected_value_norms(view.values, view.output_projection); };
-    at::Tensor s = (view.base + params.at("epsilon")) *
-                   (view.shared ? view.shared("criticalkv value norms", norms) : norms());
+    at::Tensor s =
+        (view.base + params.get(kEpsilon)) * view.shared("criticalkv value norms", norms);
     const int64_t first = ratio > 0 ? std::max<int64_t>(1, int64_t(view.budget * ratio)) : 0;
     if (first > 0) {
       const at::Tensor stage1 = select_topk(view.base, std::min(first, view.base.size(1)));

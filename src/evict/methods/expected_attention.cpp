@@ -31,43 +31,55 @@ at::Tensor averaged_rotation(const at::Tensor& inv_freq, int64_t first, int64_t 
   return at::diag(cos) + sin.unsqueeze(1) * p;
 }
 
+const Param<int64_t> kFuturePositions =
+    integer_param("n_future_positions", 512, 1, "future positions the RoPE is averaged over");
+const Param<int64_t> kSinks =
+    integer_param("n_sink", 4, 0, "first tokens always kept, left out of the statistics");
+const Param<bool> kUseCovariance =
+    boolean_param("use_covariance", true, "add the queries' covariance term");
+const Param<bool> kUseVnorm = boolean_param("use_vnorm", true, "multiply by the value's L2 norm");
+const Param<double> kEpsilon =
+    number_param("epsilon", 0.0, 0.0, "added to the expected attention before the norm");
+
 class ExpectedAttention final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = budget_free(method_info(
-        "expected_attention", "the attention expected from future queries' statistics",
-        "2510.00636", "NVIDIA/kvpress expected_attention_press.py", "ExpectedAttentionPress",
-        "kept tokens, the n_sink first included", kKvpressCheck,
-        {integer_param("n_future_positions", 512, 1, "future positions the RoPE is averaged over"),
-         integer_param("n_sink", 4, 0, "first tokens always kept, left out of the statistics"),
-         boolean_param("use_covariance", true, "add the queries' covariance term"),
-         boolean_param("use_vnorm", true, "multiply by the value's L2 norm"),
-         number_param("epsilon", 0.0, 0.0, "added to the expected attention before the norm")},
-        kNeedsPreRopeQueries | kNeedsValues));
+    static const MethodInfo info{
+        .name = "expected_attention",
+        .summary = "the attention expected from future queries' statistics",
+        .paper = "2510.00636",
+        .code = "NVIDIA/kvpress expected_attention_press.py",
+        .kvpress = "ExpectedAttentionPress",
+        .budget = "kept tokens, the n_sink first included",
+        .checked = kKvpressCheck,
+        .params = {kFuturePositions.spec, kSinks.spec, kUseCovariance.spec, kUseVnorm.spec,
+                   kEpsilon.spec},
+        .needs = kNeedsPreRopeQueries | kNeedsValues,
+        .budget_free = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+  int64_t always_kept(const Params& params) const override { return params.get(kSinks); }
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
     const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1), d = view.keys.size(2);
-    const int64_t sink = static_cast<int64_t>(params.at("n_sink"));
+    const int64_t sink = params.get(kSinks);
     const int64_t heads = view.pre_rope_queries.size(0), group = heads / kv_heads;
     const at::Tensor q = view.pre_rope_queries.narrow(1, sink, n - sink);  // [heads, m, d]
     const at::Tensor mean = q.mean(1, true);                               // [heads, 1, d]
     const at::Tensor rotation =
-        averaged_rotation(view.rope_inv_freq.to(at::kFloat), n,
-                          static_cast<int64_t>(params.at("n_future_positions")), d);
+        averaged_rotation(view.rope_inv_freq.to(at::kFloat), n, params.get(kFuturePositions), d);
     const at::Tensor mu = at::matmul(mean, rotation.t());  // [heads, 1, d]
     // [heads, m, d], the group's heads next to each other: query head h reads KV head h / group.
     const at::Tensor keys = view.keys.narrow(1, sink, n - sink).repeat_interleave(group, 0);
     at::Tensor z = at::matmul(mu, keys.transpose(1, 2)).squeeze(1) / std::sqrt(double(d));
-    if (params.at("use_covariance") != 0.0) {
+    if (params.get(kUseCovariance)) {
       const at::Tensor centered = q - mean;
       const at::Tensor cov = at::matmul(centered.transpose(1, 2), centered) / double(n - sink);
       const at::Tensor rotated = at::matmul(rotation, at::matmul(cov, rotation.t()));
       z = z + (at::matmul(keys, rotated) * keys).sum(-1) / double(d) / 2.0;
     }
     at::Tensor s = at::softmax(z, -1).view({kv_heads, group, n - sink}).mean(1);
-    if (params.at("use_vnorm") != 0.0)
-      s = (s + params.at("epsilon")) * view.values.narrow(1, sink, n - sink).norm(2, {-1});
+    if (params.get(kUseVnorm))
+      s = (s + params.get(kEpsilon)) * view.values.narrow(1, sink, n - sink).norm(2, {-1});
     const at::Tensor sinks =
         at::full({kv_heads, sink}, std::numeric_limits<float>::infinity(), s.options());
     return at::cat({sinks, s}, 1);

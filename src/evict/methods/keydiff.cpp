@@ -12,13 +12,18 @@ namespace {
 class KeyDiff final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = budget_free(
-        method_info("keydiff", "the keys least like the mean key direction (anchor cosine)",
-                    "2504.15364", "NVIDIA/kvpress keydiff_press.py", "KeyDiffPress",
-                    "kept tokens (none protected)", kKvpressCheck, {}, kNeedsNothing));
+    static const MethodInfo info{
+        .name = "keydiff",
+        .summary = "the keys least like the mean key direction (anchor cosine)",
+        .paper = "2504.15364",
+        .code = "NVIDIA/kvpress keydiff_press.py",
+        .kvpress = "KeyDiffPress",
+        .budget = "kept tokens (none protected)",
+        .checked = kKvpressCheck,
+        .budget_free = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams&) const override {
+  at::Tensor scores(const LayerView& view, const Params&) const override {
     const at::Tensor keys = view.keys.to(at::kFloat);
     // As torch's F.normalize (p = 2, eps 1e-12) and F.cosine_similarity, which kvpress calls.
     const at::Tensor unit = keys / keys.norm(2, {-1}, true).clamp_min(1e-12);

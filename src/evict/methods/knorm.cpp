@@ -10,12 +10,17 @@ namespace {
 class Knorm final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = budget_free(method_info(
-        "knorm", "the keys of lowest L2 norm", "2406.11430", "NVIDIA/kvpress knorm_press.py",
-        "KnormPress", "kept tokens (none protected)", kKvpressCheck, {}, kNeedsNothing));
+    static const MethodInfo info{.name = "knorm",
+                                 .summary = "the keys of lowest L2 norm",
+                                 .paper = "2406.11430",
+                                 .code = "NVIDIA/kvpress knorm_press.py",
+                                 .kvpress = "KnormPress",
+                                 .budget = "kept tokens (none protected)",
+                                 .checked = kKvpressCheck,
+                                 .budget_free = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams&) const override {
+  at::Tensor scores(const LayerView& view, const Params&) const override {
     return view.keys.to(at::kFloat).norm(2, {-1}).neg().contiguous();
   }
 };

@@ -26,24 +26,33 @@ at::Tensor chunk_scores_aten(const at::Tensor& states) {
   return ((scored - low) / (high - low)).std(-1, /*unbiased=*/true).softmax(-1);
 }
 
+const Param<int64_t> kSinks = integer_param("n_sink", 4, 0, "leading positions always kept");
+const Param<int64_t> kLagSize = integer_param("lag_size", 128, 1, "chunk length");
+const Param<bool> kCrossScoring =
+    boolean_param("cross_scoring", false, "compare scores across chunks, not ranks");
+
 class LagKv final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = budget_free(method_info(
-        "lagkv", "lag-relative spread of keys and values, chunk by chunk (attention-free)",
-        "2504.04704", "AI-Lab-China-Merchants-Bank/LagKV lag_kv.py", "LagKVPress",
-        "sinks + the last chunks + the best-ranked of every chunk", kKvpressCheck,
-        {integer_param("n_sink", 4, 0, "leading positions always kept"),
-         integer_param("lag_size", 128, 1, "chunk length"),
-         boolean_param("cross_scoring", false, "compare scores across chunks, not ranks")},
-        kNeedsValues));
+    static const MethodInfo info{
+        .name = "lagkv",
+        .summary = "lag-relative spread of keys and values, chunk by chunk (attention-free)",
+        .paper = "2504.04704",
+        .code = "AI-Lab-China-Merchants-Bank/LagKV lag_kv.py",
+        .kvpress = "LagKVPress",
+        .budget = "sinks + the last chunks + the best-ranked of every chunk",
+        .checked = kKvpressCheck,
+        .params = {kSinks.spec, kLagSize.spec, kCrossScoring.spec},
+        .needs = kNeedsValues,
+        .budget_free = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+  int64_t always_kept(const Params& params) const override { return params.get(kSinks); }
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
     const at::Tensor keys = view.keys.to(at::kFloat), values = view.values.to(at::kFloat);
     const int64_t kv_heads = keys.size(0), n = keys.size(1), d = keys.size(2);
-    const int64_t sinks = static_cast<int64_t>(params.at("n_sink"));
-    const int64_t lag = static_cast<int64_t>(params.at("lag_size"));
+    const int64_t sinks = params.get(kSinks);
+    const int64_t lag = params.get(kLagSize);
     at::Tensor score = at::ones({kv_heads, n}, keys.options());
     if (n < sinks + 2 * lag) {  // too short for one scored chunk: the most recent tokens
       if (n > sinks) {
@@ -65,7 +74,7 @@ class LagKv final : public Method {
           states.narrow(1, sinks, end - sinks).reshape({kv_heads, chunks, lag, d}));
     };
     at::Tensor chunk = (chunk_scores(keys) + chunk_scores(values)) / 2;
-    if (params.at("cross_scoring") == 0.0) {
+    if (!params.get(kCrossScoring)) {
       // The rank within the chunk (0 for the lowest), / lag.
       chunk = chunk.argsort(/*stable=*/true, -1, false)
                   .argsort(/*stable=*/true, -1, false)

@@ -22,15 +22,23 @@
 #include <limits>
 #include <vector>
 
-#include "evict/layer_selection.h"
 #include "evict/method.h"
 #include "evict/topk_select.h"
-#include "evict/window_stats.h"
+#include "evict/window_scoring.h"
 
 namespace kvs::evict {
 namespace {
 
-enum Host { kSnapKv = 0, kAdaKv = 1 };
+const Param<int64_t> kWindow = integer_param("window", 32, 1, "observation window W, always kept");
+const Param<int64_t> kKernel =
+    integer_param("kernel", 5, 1, "average-pooling kernel of the importance");
+const Param<std::string> kHost =
+    choice_param("host", "snapkv", {"snapkv", "adakv"},
+                 "snapkv (uniform budgets) or adakv (head budgets from the importance)");
+const Param<double> kAlpha =
+    number_param("alpha", 0.2, 0.0, 1.0, "host adakv: the uniform budget's weight (floor)");
+const Param<bool> kNormalize = boolean_param(
+    "normalize", true, "host adakv: weigh each head's sorted importance by its top mass share");
 
 // (x - min) / (max - min + eps) per row, then rescaled to the mean of `like`'s row.
 at::Tensor normalised(const at::Tensor& x, const at::Tensor& like, double eps) {
@@ -40,9 +48,9 @@ at::Tensor normalised(const at::Tensor& x, const at::Tensor& like, double eps) {
   return unit * (like.mean(-1, true) / (unit.mean(-1, true) + 1e-8));
 }
 
-// [kv_heads, n - W]: the SnapKV importance A.
+// [kv_heads, n - W]: the SnapKV importance A (from the layer's shared window statistics).
 at::Tensor importance(const LayerView& view, int64_t kernel) {
-  const WindowStats stats = compute_window_stats(view.window_queries, view.keys);
+  const WindowStats& stats = shared_window_stats(view);
   const int64_t kv_heads = view.keys.size(0), m = stats.scorable();
   const at::Tensor grouped = stats.mu.view({kv_heads, stats.heads() / kv_heads, m}).mean(1);
   if (kernel <= 1) return grouped;
@@ -52,40 +60,39 @@ at::Tensor importance(const LayerView& view, int64_t kernel) {
 class MixKv final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = [] {
-      MethodInfo i = method_info(
-          "mixkv",
-          "per head, key diversity mixed with attention + value norm by the head's key redundancy",
-          "2510.20707", "xuyang-liu16/MixKV mixkv/mixkv_utils.py (headwisemixkv)", "",
-          "selected tokens + the W window (host adakv: the mean over KV heads)",
-          "tests/evict/test_mixkv_reference.py",
-          {integer_param("window", 32, 1, "observation window W, always kept"),
-           integer_param("kernel", 5, 1, "average-pooling kernel of the importance"),
-           choice_param("host", "snapkv", {"snapkv", "adakv"},
-                        "snapkv (uniform budgets) or adakv (head budgets from the importance)"),
-           number_param("alpha", 0.2, 0.0, 1.0, "host adakv: the uniform budget's weight (floor)"),
-           boolean_param("normalize", true,
-                         "host adakv: weigh each head's sorted importance by its top mass share")},
-          kNeedsWindowQueries | kNeedsValues);
-      i.ragged = true;
-      return i;
-    }();
+    static const MethodInfo info{
+        .name = "mixkv",
+        .summary =
+            "per head, key diversity mixed with attention + value norm by the head's key "
+            "redundancy",
+        .paper = "2510.20707",
+        .code = "xuyang-liu16/MixKV mixkv/mixkv_utils.py (headwisemixkv)",
+        .budget = "selected tokens + the W window (host adakv: the mean over KV heads)",
+        .checked = "tests/evict/test_mixkv_reference.py",
+        .params = {kWindow.spec, kKernel.spec, kHost.spec, kAlpha.spec, kNormalize.spec},
+        .needs = kNeedsWindowQueries | kNeedsValues,
+        .ragged = true};
     return info;
   }
 
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
-    return mixed(view, importance(view, static_cast<int64_t>(params.at("kernel"))));
+  int64_t observation_window(const Params& params) const override { return params.get(kWindow); }
+  int64_t always_kept(const Params& params) const override { return params.get(kWindow); }
+  // Its window statistics are the layer's shared ones: shared with the paper's methods' batch.
+  void prepare(const LayerView& view, const Params&) const override { shared_window_stats(view); }
+
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
+    return mixed(view, importance(view, params.get(kKernel)));
   }
 
-  at::Tensor select(const LayerView& view, const MethodParams& params) const override {
-    const at::Tensor a = importance(view, static_cast<int64_t>(params.at("kernel"))).contiguous();
+  at::Tensor select(const LayerView& view, const Params& params) const override {
+    const at::Tensor a = importance(view, params.get(kKernel)).contiguous();
     const at::Tensor s = mixed(view, a).contiguous();
-    if (static_cast<int>(params.at("host")) == kSnapKv) return select_topk(s, view.budget);
+    if (params.get(kHost) == "snapkv") return select_topk(s, view.budget);
     const int64_t kv_heads = s.size(0), n = s.size(1), window = view.window_queries.size(1);
     const int64_t base = view.budget - window, prefix = n - window;
-    const double alpha = params.at("alpha");
+    const double alpha = params.get(kAlpha);
     at::Tensor sorted = std::get<0>(a.sort(-1, /*descending=*/true));
-    if (params.at("normalize") != 0)
+    if (params.get(kNormalize))
       sorted = sorted * (sorted.narrow(1, 0, base).sum(-1, true) / sorted.sum(-1, true));
     const at::Tensor top = rank_top(sorted.reshape({1, -1}).contiguous(), kv_heads * base);
     const at::Tensor counts =

@@ -12,23 +12,30 @@
 namespace kvs::evict {
 namespace {
 
+const Param<bool> kNormalize = boolean_param(
+    "normalize", true,
+    "divide key i's sum by the n - i queries that see it (kvpress); false: H2O's unnormalised sum");
+
 class ObservedAttention final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = budget_free(method_info(
-        "observed_attention", "the attention every prompt query paid each key (H2O)", "2306.14048",
-        "FMInference/H2O; NVIDIA/kvpress observed_attention_press.py", "ObservedAttentionPress",
-        "kept tokens (none protected)", kKvpressCheck,
-        {boolean_param("normalize", true,
-                       "divide key i's sum by the n - i queries that see it (kvpress); false: "
-                       "H2O's unnormalised sum")},
-        kNeedsColumnSums));
+    static const MethodInfo info{
+        .name = "observed_attention",
+        .summary = "the attention every prompt query paid each key (H2O)",
+        .paper = "2306.14048",
+        .code = "FMInference/H2O; NVIDIA/kvpress observed_attention_press.py",
+        .kvpress = "ObservedAttentionPress",
+        .budget = "kept tokens (none protected)",
+        .checked = kKvpressCheck,
+        .params = {kNormalize.spec},
+        .needs = kNeedsColumnSums,
+        .budget_free = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
     const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1);
     at::Tensor sums = view.column_sums;  // [heads, n]
-    if (params.at("normalize") != 0.0)
+    if (params.get(kNormalize))
       sums = sums / at::arange(n, 0, -1, sums.options());  // n - i queries see key i
     return sums.view({kv_heads, -1, n}).mean(1).contiguous();
   }

@@ -109,27 +109,37 @@ at::Tensor redundancy(const at::Tensor& keys, double threshold) {
   return at::softmax(sums / double(n), -1);  // column means, over all n
 }
 
+const Param<int64_t> kWindow = integer_param("window", 8, 1, "observation window W, always kept");
+const Param<int64_t> kKernel =
+    integer_param("kernel", 7, 1, "max-pooling kernel of the importance");
+const Param<double> kMixLambda = number_param("mix_lambda", 0.07, 0, "weight of the importance");
+const Param<double> kThreshold =
+    number_param("threshold", 0.5, -1, "cosine above which a later key is a near-duplicate");
+
 class RKv final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = budget_free(method_info(
-        "r_kv", "window attention (group max before softmax, max-pooled) minus key redundancy",
-        "2505.24133", "Zefan-Cai/R-KV rkv/compression/r1_kv.py", "",
-        "selected tokens + the W window", "tests/evict/test_rkv_reference.py",
-        {integer_param("window", 8, 1, "observation window W, always kept"),
-         integer_param("kernel", 7, 1, "max-pooling kernel of the importance"),
-         number_param("mix_lambda", 0.07, 0, "weight of the importance"),
-         number_param("threshold", 0.5, -1, "cosine above which a later key is a near-duplicate")},
-        kNeedsWindowQueries));
+    static const MethodInfo info{
+        .name = "r_kv",
+        .summary = "window attention (group max before softmax, max-pooled) minus key redundancy",
+        .paper = "2505.24133",
+        .code = "Zefan-Cai/R-KV rkv/compression/r1_kv.py",
+        .budget = "selected tokens + the W window",
+        .checked = "tests/evict/test_rkv_reference.py",
+        .params = {kWindow.spec, kKernel.spec, kMixLambda.spec, kThreshold.spec},
+        .needs = kNeedsWindowQueries,
+        .budget_free = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+  int64_t observation_window(const Params& params) const override { return params.get(kWindow); }
+  int64_t always_kept(const Params& params) const override { return params.get(kWindow); }
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
     const at::Tensor keys = view.keys.to(at::kFloat);
     const at::Tensor queries = view.window_queries.to(at::kFloat);
     const int64_t kv_heads = keys.size(0), n = keys.size(1), window = queries.size(1);
-    const double lambda = params.at("mix_lambda");
-    const at::Tensor a = importance(queries, keys, static_cast<int64_t>(params.at("kernel")));
-    const at::Tensor r = redundancy(keys, params.at("threshold")).narrow(1, 0, n - window);
+    const double lambda = params.get(kMixLambda);
+    const at::Tensor a = importance(queries, keys, params.get(kKernel));
+    const at::Tensor r = redundancy(keys, params.get(kThreshold)).narrow(1, 0, n - window);
     at::Tensor score =
         at::full({kv_heads, n}, std::numeric_limits<float>::infinity(), keys.options());
     score.narrow(1, 0, n - window).copy_(lambda * a - (1 - lambda) * r);

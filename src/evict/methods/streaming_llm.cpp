@@ -12,18 +12,26 @@
 namespace kvs::evict {
 namespace {
 
+const Param<int64_t> kSinks = integer_param("n_sink", 4, 0, "leading positions always kept");
+
 class StreamingLlm final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = budget_free(method_info(
-        "streaming_llm", "attention sinks and a recent window", "2309.17453",
-        "mit-han-lab/streaming-llm", "StreamingLLMPress", "sinks + recent tokens", kKvpressCheck,
-        {integer_param("n_sink", 4, 0, "leading positions always kept")}, kNeedsNothing));
+    static const MethodInfo info{.name = "streaming_llm",
+                                 .summary = "attention sinks and a recent window",
+                                 .paper = "2309.17453",
+                                 .code = "mit-han-lab/streaming-llm",
+                                 .kvpress = "StreamingLLMPress",
+                                 .budget = "sinks + recent tokens",
+                                 .checked = kKvpressCheck,
+                                 .params = {kSinks.spec},
+                                 .budget_free = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams& params) const override {
+  int64_t always_kept(const Params& params) const override { return params.get(kSinks); }
+  at::Tensor scores(const LayerView& view, const Params& params) const override {
     const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1);
-    const int64_t sinks = std::min<int64_t>(static_cast<int64_t>(params.at("n_sink")), n);
+    const int64_t sinks = std::min<int64_t>(params.get(kSinks), n);
     at::Tensor score = at::arange(n, view.keys.options().dtype(at::kFloat));
     score.narrow(0, 0, sinks).fill_(std::numeric_limits<float>::infinity());
     return score.unsqueeze(0).expand({kv_heads, n}).contiguous();

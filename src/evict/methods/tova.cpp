@@ -15,13 +15,19 @@ namespace {
 class Tova final : public Method {
  public:
   const MethodInfo& info() const override {
-    static const MethodInfo info = budget_free(
-        method_info("tova", "the last query's attention, averaged over every query head",
-                    "2401.06104", "schwartz-lab-NLP/TOVA src/tova_cache.py", "TOVAPress",
-                    "kept tokens, the last one included", kKvpressCheck, {}, kNeedsLastQuery));
+    static const MethodInfo info{
+        .name = "tova",
+        .summary = "the last query's attention, averaged over every query head",
+        .paper = "2401.06104",
+        .code = "schwartz-lab-NLP/TOVA src/tova_cache.py",
+        .kvpress = "TOVAPress",
+        .budget = "kept tokens, the last one included",
+        .checked = kKvpressCheck,
+        .needs = kNeedsLastQuery,
+        .budget_free = true};
     return info;
   }
-  at::Tensor scores(const LayerView& view, const MethodParams&) const override {
+  at::Tensor scores(const LayerView& view, const Params&) const override {
     const at::Tensor keys = view.keys.to(at::kFloat), q = view.last_query.to(at::kFloat);
     const int64_t kv_heads = keys.size(0), n = keys.size(1), d = keys.size(2);
     const int64_t group = q.size(0) / kv_heads;
