@@ -18,7 +18,7 @@
 #include "evict/topk_select.h"
 
 #ifdef KVS_WITH_KERNELS
-#include "kernels/evict_kernels.h"
+#include "cuda/evict_kernels.h"
 #endif
 
 #include "cpu/greedy_admission.h"

@@ -25,7 +25,7 @@ at::Tensor select_greedy(const at::Tensor& scores, const at::Tensor& keys, int64
 //   scores    [rows, C] float32     s~ of the candidates
 //   candidates, counts [rows] int64; lambda2 [rows] float32
 // Returns [rows, max(counts)] int64: candidate indices in admission order, padded with -1.
-// CUDA tensors run the kernel of kernels/greedy_select.cu; this CPU loop is its reference.
+// CUDA tensors run the kernel of src/cuda/greedy_select.cu; this CPU loop is its reference.
 at::Tensor admit_greedy(const at::Tensor& unit_keys, const at::Tensor& scores,
                         const at::Tensor& candidates, const at::Tensor& counts,
                         const at::Tensor& lambda2);

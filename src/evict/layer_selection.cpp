@@ -252,12 +252,19 @@ std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
       selection.prepare(policy, where(p));
   }
   // The policies select side by side, a task each: most of their steps are small ATen operations
-  // that gain little from the threads inside them (those run serially within a task).
+  // that gain little from the threads inside them (those run serially within a task). A policy
+  // alone selects outside a task, so that its own loops (the greedy admission's rows, the top-k's)
+  // keep every thread.
   std::vector<at::Tensor> kept(policies.size());
-  cpu::for_each_task(static_cast<int64_t>(policies.size()), [&](int64_t task) {
-    const auto p = static_cast<size_t>(task);
+  const auto select = [&](size_t p) {
     kept[p] = select_one(selection, layer, policies[p], where(p), num_layers, candidates[p]);
-  });
+  };
+  if (policies.size() == 1) {
+    select(0);
+  } else {
+    cpu::for_each_task(static_cast<int64_t>(policies.size()),
+                       [&](int64_t task) { select(static_cast<size_t>(task)); });
+  }
   return kept;
 }
 

@@ -24,7 +24,7 @@
 #include "evict/tensor_checks.h"
 
 #ifdef KVS_WITH_KERNELS
-#include "kernels/evict_kernels.h"
+#include "cuda/evict_kernels.h"
 #endif
 
 namespace kvs::evict {

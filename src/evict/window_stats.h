@@ -4,7 +4,7 @@
 //   mu_i    = mean over the W window queries of A[q, i]
 //   sigma_i = sample standard deviation (divisor W - 1) of the same W values
 // The window columns themselves are dropped: the window is always kept. Computed once per layer
-// and shared by every policy of a batch. CUDA tensors run the kernel in kernels/ when it is built.
+// and shared by every policy of a batch. CUDA tensors run the kernel in src/cuda/ when it is built.
 #pragma once
 
 #include <ATen/core/Tensor.h>

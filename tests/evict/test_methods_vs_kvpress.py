@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Each scoring method kvpress 0.5.5 has, against kvpress's own press, on the real SmolLM2-135M:
+"""Every registered method whose card names a kvpress class (`kvsearch methods --json`), against
+kvpress 0.5.5's own press built with the same parameter values, on the real SmolLM2-135M:
 kvsearch reads the GGUF file, kvpress runs on transformers' conversion of it (float32, CPU; SDPA, eager for ObservedAttentionPress).
 The prompt is a RULER niah_single_1 record at about 1,000 tokens (`kvsearch data ruler`), its
 context and question in SmolLM2's own tokens. For every layer and KV head, at B = 64 and 128, the
@@ -15,6 +16,7 @@ keeps Hkv x B entries in all. AdaKV asserts a non-eager attention: SDPA.
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
+import inspect
 import json
 import os
 import sys
@@ -26,33 +28,50 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_gguf, write_json  # noqa: E402
 
+# The registry, by name: each method's card (its kvpress class, wrapper flag, parameters).
+REGISTRY = {m["name"]: m for m in json.loads(must("methods", "--json"))}
+
 BUDGETS = (64, 128)
 BAND = 1e-5  # relative to the largest finite |score| of the (layer, head) row
 
 
+# kvsearch's parameter -> the press's field, where the two names differ.
+FIELD = {"window": "window_size", "kernel": "kernel_size", "alpha": "alpha_safeguard"}
+# kvsearch's settings equal to kvpress's defaults, where kvsearch's own defaults are the paper's.
+AS_KVPRESS = {"snapkv": {"window": 64, "kernel": 5, "pooling": "avg", "granularity": "kv_head"}}
+
+
+def press_for(kvpress, method, policy, ratio):
+    """The press of a registered method's card (its `kvpress` class), built with the policy's
+    parameter values (its defaults where the policy leaves them out) on the fields the press has;
+    a wrapper's over its base's press."""
+    cls = getattr(kvpress, method["kvpress"])
+    fields = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    values = {p["name"]: policy.get(p["name"], p["default"]) for p in method["params"]}
+    kwargs = {FIELD.get(k, k): v for k, v in values.items() if FIELD.get(k, k) in fields}
+    if "compression_ratio" in fields:
+        kwargs["compression_ratio"] = ratio
+    if not method["wrapper"]:
+        return cls(**kwargs)
+    base = REGISTRY[policy["base"]["method"]]
+    return cls(press_for(kvpress, base, policy["base"], ratio), **kwargs)
+
+
 def presses(kvpress, ratio):
-    """(policy, press) pairs: the policies the issue names, with the press that stands for each."""
-    snap = {"method": "snapkv", "window": 64, "kernel": 5, "pooling": "avg", "granularity": "kv_head"}
-    return [
-        ({"method": "streaming_llm", "n_sink": 4}, kvpress.StreamingLLMPress(compression_ratio=ratio, n_sink=4)),
-        ({"method": "knorm"}, kvpress.KnormPress(compression_ratio=ratio)),
-        ({"method": "keydiff"}, kvpress.KeyDiffPress(compression_ratio=ratio)),
-        ({"method": "tova"}, kvpress.TOVAPress(compression_ratio=ratio)),
-        (snap, kvpress.SnapKVPress(compression_ratio=ratio, window_size=64, kernel_size=5)),
-        ({"method": "observed_attention"}, kvpress.ObservedAttentionPress(compression_ratio=ratio)),
-        ({"method": "expected_attention"}, kvpress.ExpectedAttentionPress(compression_ratio=ratio)),
-        ({"method": "criticalkv", "base": snap},
-         kvpress.CriticalKVPress(kvpress.SnapKVPress(compression_ratio=ratio, window_size=64, kernel_size=5))),
-        ({"method": "lagkv", "n_sink": 4, "lag_size": 128},
-         kvpress.LagKVPress(compression_ratio=ratio, n_sink=4, lag_size=128)),
-        # At ~850 tokens lag 128 leaves over 128 protected tokens: lag 32 also scores chunks at B = 64.
-        ({"method": "lagkv", "n_sink": 4, "lag_size": 32, "name": "lagkv-32"},
-         kvpress.LagKVPress(compression_ratio=ratio, n_sink=4, lag_size=32)),
-        # Head-wise budgets: compared by adakv_compare (the press masks, it keeps no topk).
-        ({"method": "adakv", "alpha": 0.2, "base": snap},
-         kvpress.AdaKVPress(kvpress.SnapKVPress(compression_ratio=ratio, window_size=64, kernel_size=5),
-                            alpha_safeguard=0.2)),
-    ]
+    """(policy, press) pairs: every registered method whose card names a kvpress class (read from
+    `kvsearch methods --json`), at kvpress's settings, and the variants below."""
+    out = []
+    for name, method in sorted(REGISTRY.items()):
+        if not method["kvpress"]:
+            continue
+        policy = {"method": name, **AS_KVPRESS.get(name, {})}
+        if method["wrapper"]:
+            policy["base"] = {"method": "snapkv", **AS_KVPRESS["snapkv"]}
+        out.append((policy, press_for(kvpress, method, policy, ratio)))
+    # At ~850 tokens lag 128 leaves over 128 protected tokens: lag 32 also scores chunks at B = 64.
+    lag32 = {"method": "lagkv", "n_sink": 4, "lag_size": 32, "name": "lagkv-32"}
+    out.append((lag32, press_for(kvpress, REGISTRY["lagkv"], lag32, ratio)))
+    return out
 
 
 def press_scores(model, press, ids):

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "kernels/launchers.h"
+#include "cuda/launchers.h"
 
 namespace kvs::kernels {
 

@@ -6,7 +6,7 @@
 // candidate index (= the higher rank), exactly as the CPU loop's strict '>' in index order.
 #include <cuda_runtime.h>
 
-#include "kernels/launchers.h"
+#include "cuda/launchers.h"
 
 namespace kvs::kernels {
 

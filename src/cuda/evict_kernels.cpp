@@ -1,5 +1,5 @@
 // ATen glue of the kernels: checks, dtype/layout conversion, workspaces, device and stream.
-#include "kernels/evict_kernels.h"
+#include "cuda/evict_kernels.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "kernels/launchers.h"
+#include "cuda/launchers.h"
 
 namespace kvs::kernels {
 
