@@ -13,6 +13,7 @@
 #include "experiment/cell_estimates.h"
 #include "experiment/comparison.h"
 #include "experiment/experiment_scores.h"
+#include "experiment/findings.h"
 #include "experiment/report_figures.h"
 #include "experiment/results.h"
 #include "experiment/subprocess.h"
@@ -94,15 +95,19 @@ void write_table(const Table& t, const std::string& out_dir, std::vector<std::st
 
 // A table's paired comparisons and figures: files, and what the index shows of them.
 std::string write_table_statistics(const TableSpec& ts, const ExperimentSpec& spec,
-                                   const ExperimentScores& scores, const CellEstimates& estimates,
-                                   const ReportRequest& request, std::vector<std::string>& files) {
-  const auto comparisons = compare_table_methods(ts, spec, scores, request.bootstrap);
-  const Table all = comparisons_table(ts, comparisons, request.bootstrap);
+                                   const std::vector<TableComparison>& comparisons,
+                                   const CellEstimates& estimates, const ReportRequest& request,
+                                   std::vector<std::string>& files) {
   const Table surviving = surviving_table(ts, comparisons, request.bootstrap);
   std::string index;
-  if (!comparisons.empty()) write_table(all, request.out_dir, files);
+  if (!comparisons.empty())
+    write_table(comparisons_table(ts, comparisons, request.bootstrap), request.out_dir, files);
   write_table(surviving, request.out_dir, files);
   index += to_markdown(surviving) + "\n";
+  if (const auto full = full_cache_table(ts, comparisons)) {
+    write_table(*full, request.out_dir, files);
+    index += to_markdown(*full) + "\n";
+  }
   for (const SvgFigure& f : table_figures(ts, spec, estimates)) {
     write_file(request.out_dir + "/" + f.name + ".svg", f.svg, files);
     index += "![" + f.title + "](" + f.name + ".svg)\n\n";
@@ -145,11 +150,22 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
       static_cast<long long>(request.bootstrap.resamples),
       static_cast<unsigned long long>(request.bootstrap.seed), kAlpha);
 
+  std::vector<std::vector<TableComparison>> comparisons;
   for (const TableSpec& ts : spec.tables) {
+    comparisons.push_back(compare_table_methods(ts, spec, scores, request.bootstrap));
+    index << findings_section(ts, comparisons.back());
+  }
+  for (size_t i = 0; i < spec.tables.size(); ++i) {
+    const TableSpec& ts = spec.tables[i];
     const Table t = make_table(ts, spec, results, &estimates);
     write_table(t, request.out_dir, outcome.files);
     index << to_markdown(t) << "\n";
-    index << write_table_statistics(ts, spec, scores, estimates, request, outcome.files);
+    if (ts.kind == "budgets") {
+      const Table gains = gains_table(ts, spec, results, &estimates);
+      write_table(gains, request.out_dir, outcome.files);
+      index << to_markdown(gains) << "\n";
+    }
+    index << write_table_statistics(ts, spec, comparisons[i], estimates, request, outcome.files);
   }
 
   const Table cache = cache_table(spec, results);

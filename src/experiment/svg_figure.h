@@ -4,6 +4,7 @@
 // byte-identical across runs. Torch-free.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,18 @@ struct HeatMap {
   std::vector<std::vector<std::optional<double>>> values;  // [row][column]
 };
 
+// How a line chart draws its index-th series: a colour of its own for the first 21 series, a
+// marker (of kMarkerKinds) and a dash pattern (of 4) whose pair is its own for the first 28.
+struct SeriesStyle {
+  const char* colour;  // "#rrggbb"
+  int marker;          // 0 circle, 1 square, 2 triangle up, 3 diamond, 4 triangle down, 5 and 6
+                       // hollow circle and square
+  const char* dash;    // stroke-dasharray; "" for a solid line
+};
+constexpr size_t kMarkerKinds = 7;
+SeriesStyle series_style(size_t index);
+
+// Every series in its series_style(): its own colour, marker and dash pattern, in the legend too.
 std::string to_svg(const LineChart& chart);
 std::string to_svg(const HeatMap& map);
 

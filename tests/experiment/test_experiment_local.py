@@ -247,8 +247,13 @@ def main():
                   f"the noise table lacks {d}'s question counts:\n{noise}")
         lines = read_text(os.path.join(report, "table2.csv")).splitlines()
         (table2,) = [t for t in spec["tables"] if t["name"] == "table2"]
-        check(len(lines) == 1 + len(spec["budgets"]) and lines[0].startswith(",".join(["Budget", *table2["methods"]])),
-              f"table 2 csv: {lines}")
+        budget_columns = [f"B = {b}" for b in spec["budgets"]]
+        check(len(lines) == 1 + len(table2["methods"]) and lines[0].startswith(",".join(["Method", *budget_columns]))
+              and [line.split(",")[0] for line in lines[1:]] == table2["methods"],
+              f"table 2 csv is not a row per method and a column per budget: {lines}")
+        gains = read_text(os.path.join(report, "table2_gains.csv")).splitlines()
+        check(len(gains) == len(table2["methods"]) and table2["baseline"] not in [g.split(",")[0] for g in gains[1:]],
+              f"table 2's gains: not a row per method but the baseline: {gains}")
         # Where the cache went: uniform SnapKV keeps B in every layer and head, PyramidKV's layers
         # differ and only they are drawn; the layouts came through the merge.
         cache = read_text(os.path.join(report, "cache.md"))
