@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -16,18 +15,13 @@
 #include "experiment/findings.h"
 #include "experiment/report_figures.h"
 #include "experiment/results.h"
-#include "experiment/subprocess.h"
+#include "experiment/spec_figures.h"
 #include "experiment/table_comparisons.h"
 #include "experiment/tables.h"
 
 namespace kvs::experiment {
 
 namespace {
-
-using nlohmann::json;
-
-// The script's exit status when matplotlib cannot be imported.
-constexpr int kMatplotlibMissing = 3;
 
 void write_file(const std::string& path, const std::string& text, std::vector<std::string>& files) {
   std::ofstream out(path);
@@ -36,56 +30,10 @@ void write_file(const std::string& path, const std::string& text, std::vector<st
   files.push_back(path);
 }
 
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-json figure_json(const FigureSpec& f, const ExperimentSpec& spec, const ExperimentResults& results) {
-  json series = json::array();
-  for (const auto& name : f.methods) {
-    json s = {{"method", name}};
-    if (f.kind == "budgets") {
-      json points = json::array();
-      const MethodSpec& m = spec.method(name);
-      for (const int64_t b : m.full_cache() ? spec.budgets : m.budgets)
-        points.push_back({{"budget", b}, {"test", optional_number(results.test(f.dataset, name, b))}});
-      s["points"] = points;
-    } else {
-      const auto r = results.get(f.dataset, name, f.budget);
-      if (!r) continue;
-      s["lambda1"] = r->lambda1;
-      s["lambda2"] = r->lambda2;
-      json trajectory = json::array();
-      for (const auto& p : r->trajectory)
-        trajectory.push_back({{"order", p.order}, {"dev", p.dev}, {"best_so_far", p.best_so_far},
-                              {"accepted", p.accepted}, {"test", optional_number(p.test)}});
-      s["trajectory"] = trajectory;
-    }
-    series.push_back(s);
-  }
-  return {{"name", f.name}, {"kind", f.kind},       {"title", f.title},
-          {"dataset", f.dataset}, {"budget", f.budget}, {"series", series}};
-}
-
 std::string join(const std::set<std::string>& items) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
   return out.empty() ? "-" : out;
-}
-
-// Draws the figures; returns why they were skipped, or "".
-std::string draw_figures(const ReportRequest& request, const std::string& data_path,
-                         std::vector<std::string>& files, const std::vector<FigureSpec>& figures) {
-  if (!std::filesystem::exists(request.plot_script))
-    return "figures skipped: the plotting script " + request.plot_script + " is missing";
-  Captured c;
-  try {
-    c = capture({request.python, request.plot_script, data_path, request.out_dir});
-  } catch (const Error& e) {
-    return std::string("figures skipped: ") + e.what();
-  }
-  if (c.status == kMatplotlibMissing) return "figures skipped: matplotlib is not installed for " + request.python;
-  if (c.status != 0) throw error_at(request.plot_script, "failed (exit " + std::to_string(c.status) + "): " + c.output);
-  for (const auto& f : figures) files.push_back(request.out_dir + "/" + f.name + ".png");
-  return "";
 }
 
 void write_table(const Table& t, const std::string& out_dir, std::vector<std::string>& files) {
@@ -116,8 +64,6 @@ std::string write_table_statistics(const TableSpec& ts, const ExperimentSpec& sp
 }
 
 }  // namespace
-
-std::string default_plot_script() { return KVS_PLOT_SCRIPT; }
 
 ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& request) {
   if (request.bootstrap.resamples < 1)
@@ -181,16 +127,10 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
   write_file(request.out_dir + "/noise.csv", to_csv(noise), outcome.files);
   index << to_markdown(noise) << "\n";
 
-  if (!spec.figures.empty()) {
-    json figures = json::array();
-    for (const FigureSpec& f : spec.figures) figures.push_back(figure_json(f, spec, results));
-    const std::string data_path = request.out_dir + "/figures.json";
-    write_file(data_path, json{{"experiment", spec.name}, {"figures", figures}}.dump(1) + "\n", outcome.files);
-    outcome.figures_note = draw_figures(request, data_path, outcome.files, spec.figures);
-    index << "### Figures\n\n";
-    if (!outcome.figures_note.empty()) index << outcome.figures_note << "\n";
-    else
-      for (const FigureSpec& f : spec.figures) index << "![" << f.title << "](" << f.name << ".png)\n\n";
+  if (!spec.figures.empty()) index << "### Figures\n\n";
+  for (const SvgFigure& f : spec_figures(spec, results, estimates)) {
+    write_file(request.out_dir + "/" + f.name + ".svg", f.svg, outcome.files);
+    index << "![" << f.title << "](" << f.name << ".svg)\n\n";
   }
   write_file(request.out_dir + "/README.md", index.str(), outcome.files);
   return outcome;

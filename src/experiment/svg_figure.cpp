@@ -21,6 +21,7 @@ const char* const kPalette[] = {"#0067a5", "#f38400", "#008856", "#be0032", "#87
 constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 const char* const kDashes[] = {"", "7,3", "2,2", "9,3,2,3"};
 constexpr size_t kDashCount = sizeof(kDashes) / sizeof(kDashes[0]);
+constexpr size_t kMostTickLabels = 16;
 
 std::string escape(const std::string& s) {
   std::string out;
@@ -156,9 +157,9 @@ std::string dash_attribute(const char* dash) {
 }
 
 // One run of consecutive points: the band as a polygon (one point: an error bar), the line and
-// its markers. `band_opacity` thins the bands of a crowded chart.
+// its markers (`line` false: the markers alone). `band_opacity` thins the bands of a crowded chart.
 std::string draw_run(const std::vector<std::pair<double, BandPoint>>& run, const SeriesStyle& style,
-                     const YScale& y, double band_opacity) {
+                     const YScale& y, double band_opacity, bool line) {
   const char* colour = style.colour;
   std::string band, path;
   for (const auto& [x, p] : run) band += num(x) + "," + num(y(p.high)) + " ";
@@ -167,17 +168,20 @@ std::string draw_run(const std::vector<std::pair<double, BandPoint>>& run, const
   for (const auto& [x, p] : run) path += (path.empty() ? "" : " ") + num(x) + "," + num(y(p.value));
   band.pop_back();
   std::string out;
-  if (run.size() == 1)  // a band needs two points: an error bar
+  const bool has_band = std::any_of(run.begin(), run.end(),
+                                    [](const auto& xp) { return xp.second.high > xp.second.low; });
+  if (has_band && run.size() == 1)  // a band needs two points: an error bar
     out = strfmt(
         "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" "
         "stroke-opacity=\"0.5\" stroke-width=\"6\"/>\n",
         num(run[0].first).c_str(), num(y(run[0].second.high)).c_str(), num(run[0].first).c_str(),
         num(y(run[0].second.low)).c_str(), colour);
-  else
+  else if (has_band)  // exact values (low = high) get none
     out = strfmt("<polygon points=\"%s\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"none\"/>\n",
                  band.c_str(), colour, strfmt("%.2f", band_opacity).c_str());
-  out += strfmt("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-                path.c_str(), colour, dash_attribute(style.dash).c_str());
+  if (line && run.size() > 1)
+    out += strfmt("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                  path.c_str(), colour, dash_attribute(style.dash).c_str());
   for (const auto& [x, p] : run) out += marker(style.marker, x, y(p.value), colour);
   return out;
 }
@@ -228,7 +232,8 @@ std::string to_svg(const LineChart& chart) {
     out += line(frame.left, y(v), frame.left + frame.width, y(v), "#e0e0e0");
     out += text(frame.left - 6, y(v) + 4, strfmt("%g", std::round(v / step) * step), "end");
   }
-  for (size_t i = 0; i < n; ++i)
+  const size_t label_every = (n + kMostTickLabels - 1) / kMostTickLabels;
+  for (size_t i = 0; i < n; i += std::max<size_t>(label_every, 1))
     out += text(x_of(i), frame.top + frame.height + 18, chart.x_ticks[i], "middle");
   out += strfmt(
       "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"none\" "
@@ -249,16 +254,17 @@ std::string to_svg(const LineChart& chart) {
         run.emplace_back(x_of(i), *chart.series[s].points[i]);
         continue;
       }
-      if (!run.empty()) out += draw_run(run, style, y, band_opacity);
+      if (!run.empty()) out += draw_run(run, style, y, band_opacity, chart.series[s].line);
       run.clear();
     }
     out += "</g>\n";
     const double ly = frame.top + 10 + 20 * static_cast<double>(s);  // legend
     const double lx = frame.left + frame.width + 20;
-    out += strfmt(
-        "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-        num(lx).c_str(), num(ly - 4).c_str(), num(lx + 28).c_str(), num(ly - 4).c_str(),
-        style.colour, dash_attribute(style.dash).c_str());
+    if (chart.series[s].line)
+      out += strfmt(
+          "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+          num(lx).c_str(), num(ly - 4).c_str(), num(lx + 28).c_str(), num(ly - 4).c_str(),
+          style.colour, dash_attribute(style.dash).c_str());
     out += marker(style.marker, lx + 14, ly - 4, style.colour);
     out += text(lx + 34, ly, chart.series[s].name, "start");
   }
@@ -318,6 +324,23 @@ std::string to_svg(const HeatMap& map) {
     out += text(left, bottom + 44, strfmt("colour: %.2f (lightest) to %.2f (darkest)", lo, hi),
                 "start");
   return out + "</svg>\n";
+}
+
+std::string to_svg(const std::vector<LineChart>& panels, const std::string& title) {
+  std::string body;
+  double x = 0, height = 0;
+  for (const LineChart& panel : panels) {
+    const std::string svg = to_svg(panel);
+    // The panel's own size, from the width="..." height="..." of its opening tag.
+    const auto attribute = [&](const std::string& name) {
+      const size_t at = svg.find(name + "=\"") + name.size() + 2;
+      return std::stod(svg.substr(at, svg.find('"', at) - at));
+    };
+    body += "<g transform=\"translate(" + num(x) + ",40)\">\n" + svg + "</g>\n";
+    x += attribute("width");
+    height = std::max(height, attribute("height"));
+  }
+  return header(std::max(x, title_width(title)), height + 40, title) + body + "</svg>\n";
 }
 
 }  // namespace kvs::experiment

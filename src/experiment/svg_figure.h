@@ -17,12 +17,14 @@ struct BandPoint {
 };
 
 // Series over categories equally spaced along x (e.g. budgets); a missing point breaks the line.
+// With many categories (layers) every k-th is labelled, k chosen for at most 16 labels.
 struct LineChart {
   std::string title, x_label, y_label;
   std::vector<std::string> x_ticks;
   struct Series {
     std::string name;
-    std::vector<std::optional<BandPoint>> points;  // one per x tick
+    std::vector<std::optional<BandPoint>> points;  // one per x tick; low = high: no band
+    bool line = true;  // false: markers only (e.g. one score per evaluation)
   };
   std::vector<Series> series;
 };
@@ -48,5 +50,9 @@ SeriesStyle series_style(size_t index);
 // Every series in its series_style(): its own colour, marker and dash pattern, in the legend too.
 std::string to_svg(const LineChart& chart);
 std::string to_svg(const HeatMap& map);
+
+// Charts side by side in one figure under one title (e.g. lambda1 and lambda2 per layer), each
+// drawn as to_svg(const LineChart&) draws it.
+std::string to_svg(const std::vector<LineChart>& panels, const std::string& title);
 
 }  // namespace kvs::experiment

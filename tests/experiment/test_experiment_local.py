@@ -268,10 +268,12 @@ def main():
               "cache_layers_B32.svg does not draw PyramidKV alone of the uniform and pyramid methods")
         index = read_text(os.path.join(report, "README.md"))
         check("pipeline.json" in index and "commit" in index, "the report does not name its spec and commit")
-        figures_drawn = "figures skipped" not in text
-        for fig in spec["figures"]:
-            check(not figures_drawn or os.path.isfile(os.path.join(report, fig["name"] + ".png")),
-                  f"figure {fig['name']} missing")
+        for fig in spec["figures"]:  # drawn by the binary itself: always there, no PNG, no data file
+            svg = os.path.join(report, fig["name"] + ".svg")
+            check(os.path.isfile(svg) and read_text(svg).startswith("<svg ") and f"({fig['name']}.svg)" in index,
+                  f"figure {fig['name']} missing or not linked from the index")
+            check(not os.path.exists(os.path.join(report, fig["name"] + ".png")), f"figure {fig['name']}: a PNG")
+        check(not os.path.exists(os.path.join(report, "figures.json")), "the report wrote figures.json")
         expect_error("report of an empty database", "report", PIPELINE_SPEC, "--longbench", lb, "--db", os.path.join(tmp, "x.sqlite"),
                      "--out", os.path.join(tmp, "r2"))
     finish(passed="experiment plan/run/merge/report: all checks passed")

@@ -112,7 +112,6 @@ class ReportStatistics : public ::testing::Test {
     ReportRequest r;
     r.db_path = db_path();
     r.out_dir = dir_.file(out);
-    r.plot_script = dir_.file("no-plot-script.py");  // the spec asks for no PNG figure anyway
     r.bootstrap = {seed, 500};
     return r;
   }
