@@ -13,6 +13,7 @@
 #include "experiment/comparison.h"
 #include "experiment/experiment_scores.h"
 #include "experiment/findings.h"
+#include "experiment/provenance.h"
 #include "experiment/report_figures.h"
 #include "experiment/results.h"
 #include "experiment/spec_figures.h"
@@ -81,7 +82,8 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
   index << "- spec: `" << spec.path << "`\n";
   index << "- results: `" << request.db_path << "`\n";
   index << "- model: " << join(results.models()) << "\n";
-  index << "- runs recorded by kvsearch commit(s): " << join(results.commits()) << "\n";
+  index << "- results computed by kvsearch binaries: " << join(results.commits())
+        << " (every split records its own; before schema version 3, its run's)\n";
   index << "- report written by kvsearch " << build_info::git_commit() << "\n";
   index << "- datasets: ";
   for (size_t i = 0; i < spec.datasets.size(); ++i) index << (i ? ", " : "") << spec.datasets[i];
@@ -103,7 +105,8 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
   }
   for (size_t i = 0; i < spec.tables.size(); ++i) {
     const TableSpec& ts = spec.tables[i];
-    const Table t = make_table(ts, spec, results, &estimates);
+    Table t = make_table(ts, spec, results, &estimates);
+    if (const auto note = provenance_note(ts, spec, results)) t.notes.push_back(*note);
     write_table(t, request.out_dir, outcome.files);
     index << to_markdown(t) << "\n";
     if (ts.kind == "budgets") {

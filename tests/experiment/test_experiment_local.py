@@ -238,6 +238,12 @@ def main():
         table1 = read_text(os.path.join(report, "table1.md"))
         check("**" in table1 and "Wins" in table1 and "Macro average" in table1,
               f"table 1 lacks the bold best, the wins or the macro row:\n{table1}")
+        # Every split names the binary that computed it, this build's (merged along), as the runs do.
+        for table in ("states", "replays"):
+            binaries = rows(merged, f"SELECT DISTINCT {table}.git_commit FROM {table}")
+            run_binaries = rows(merged, "SELECT DISTINCT git_commit FROM runs")
+            check(binaries == run_binaries and None not in [b for (b,) in binaries],
+                  f"{table} do not record their binary: {binaries} (runs: {run_binaries})")
         full = rows(merged, "SELECT DISTINCT budget, profile_family FROM runs WHERE run_key LIKE '%/full-cache/%'")
         check(full == [(1 << 24, "baseline")], f"the full cache is not one SnapKV run above every prompt: {full}")
         check(table1.splitlines()[2].startswith("| Dataset | Full cache |"), f"table 1 lacks the full cache:\n{table1}")
