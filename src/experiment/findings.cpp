@@ -95,7 +95,7 @@ std::string budget_line(const std::vector<const TableComparison*>& at_budget, si
   if (full > 0) {
     line += strfmt(" Against the full cache: %zu of %zu method results below it", below_full, full);
     if (above_full > 0) line += strfmt(", %zu above it", above_full);
-    line += strfmt(", %zu not different.", full - below_full - above_full);
+    line += strfmt(", %zu not significant.", full - below_full - above_full);
   }
   return line;
 }

@@ -45,6 +45,7 @@ std::string trajectory_figure(const FigureSpec& f, const ExperimentResults& resu
     LineChart::Series best{m + ": dev best so far", {}},
         dev{m + ": dev score of each evaluation", {}},
         test{m + ": test replay of accepted states", {}};
+    best.steps = true;
     dev.line = false;
     test.line = false;
     for (const TrajectoryPoint& p : points) {

@@ -157,15 +157,20 @@ std::string dash_attribute(const char* dash) {
 }
 
 // One run of consecutive points: the band as a polygon (one point: an error bar), the line and
-// its markers (`line` false: the markers alone). `band_opacity` thins the bands of a crowded chart.
+// its markers (`line` false: the markers alone; `steps`: a staircase). `band_opacity` thins the
+// bands of a crowded chart.
 std::string draw_run(const std::vector<std::pair<double, BandPoint>>& run, const SeriesStyle& style,
-                     const YScale& y, double band_opacity, bool line) {
+                     const YScale& y, double band_opacity, bool line, bool steps) {
   const char* colour = style.colour;
   std::string band, path;
   for (const auto& [x, p] : run) band += num(x) + "," + num(y(p.high)) + " ";
   for (auto it = run.rbegin(); it != run.rend(); ++it)
     band += num(it->first) + "," + num(y(it->second.low)) + " ";
-  for (const auto& [x, p] : run) path += (path.empty() ? "" : " ") + num(x) + "," + num(y(p.value));
+  for (size_t i = 0; i < run.size(); ++i) {
+    const auto& [x, p] = run[i];
+    if (steps && i > 0) path += " " + num(x) + "," + num(y(run[i - 1].second.value));
+    path += (path.empty() ? "" : " ") + num(x) + "," + num(y(p.value));
+  }
   band.pop_back();
   std::string out;
   const bool has_band = std::any_of(run.begin(), run.end(),
@@ -210,7 +215,7 @@ std::string to_svg(const LineChart& chart) {
                   std::to_string(chart.x_ticks.size()) + " x ticks");
   size_t legend_chars = 0;
   for (const auto& s : chart.series) legend_chars = std::max(legend_chars, s.name.size());
-  const double legend_width = 40 + 7.0 * static_cast<double>(legend_chars);
+  const double legend_width = 50 + 7.0 * static_cast<double>(legend_chars);  // sample and name
   const Frame frame{70, 50, 480, 300};
   const double width =
       std::max(frame.left + frame.width + 20 + legend_width, title_width(chart.title));
@@ -254,7 +259,8 @@ std::string to_svg(const LineChart& chart) {
         run.emplace_back(x_of(i), *chart.series[s].points[i]);
         continue;
       }
-      if (!run.empty()) out += draw_run(run, style, y, band_opacity, chart.series[s].line);
+      if (!run.empty())
+        out += draw_run(run, style, y, band_opacity, chart.series[s].line, chart.series[s].steps);
       run.clear();
     }
     out += "</g>\n";

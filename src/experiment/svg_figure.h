@@ -24,7 +24,8 @@ struct LineChart {
   struct Series {
     std::string name;
     std::vector<std::optional<BandPoint>> points;  // one per x tick; low = high: no band
-    bool line = true;  // false: markers only (e.g. one score per evaluation)
+    bool line = true;    // false: markers only (e.g. one score per evaluation)
+    bool steps = false;  // the line holds each value until the next point (a best so far)
   };
   std::vector<Series> series;
 };

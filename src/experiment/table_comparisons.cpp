@@ -164,7 +164,7 @@ std::optional<Table> full_cache_table(const TableSpec& table,
   t.name = table.name + "_full_cache";
   t.title = "Methods of " + table.name + " against the full cache (short)";
   t.header = {"Budget",  "Dataset",  "Full cache",
-              "Methods", "Below it", "Not different (method - full cache)",
+              "Methods", "Below it", "Not significant after Holm (method - full cache)",
               "Above it"};
   // Rows by budget and dataset, in the comparisons' order.
   std::vector<std::tuple<int64_t, std::string, std::string>> keys;
@@ -201,7 +201,7 @@ std::optional<Table> full_cache_table(const TableSpec& table,
   }
   t.notes.push_back(strfmt(
       "Below it / above it: a method whose paired difference with the full cache survives Holm's "
-      "correction at alpha %.2f (over all the table's comparisons, %s_paired.md); not different: "
+      "correction at alpha %.2f (over all the table's comparisons, %s_paired.md); not significant: "
       "the others, with the mean per-question difference and its 95%% bootstrap interval "
       "(points).",
       kAlpha, table.name.c_str()));

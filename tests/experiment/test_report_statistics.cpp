@@ -374,7 +374,7 @@ TEST(ReportFullCache, MethodDifferencesFirstTheFullCacheApartAndFindings) {
     EXPECT_EQ(row[3], "Global");
   }
 
-  // At 64 Global solves 22 questions against the full cache's 24: p = 1/2, not different.
+  // At 64 Global solves 22 questions against the full cache's 24: p = 1/2, not significant.
   const auto full = full_cache_table(t4, comparisons);
   ASSERT_TRUE(full);
   EXPECT_EQ(full->name, "t4_full_cache");
@@ -403,7 +403,7 @@ TEST(ReportFullCache, MethodDifferencesFirstTheFullCacheApartAndFindings) {
                                  "the largest (each winner once): Global over PyramidKV on qasper: "
                                  "%s [%s, %s] "
                                  "(16/0/8, p Holm %s). Against the full cache: 1 of 2 method "
-                                 "results below it, 1 not different.",
+                                 "results below it, 1 not significant.",
                                  signed_points(-pyramid_64.difference.value).c_str(),
                                  signed_points(-pyramid_64.difference.high).c_str(),
                                  signed_points(-pyramid_64.difference.low).c_str(),

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "experiment/svg_figure.h"
 
@@ -54,6 +55,39 @@ TEST(SvgFigure, ANineteenSeriesChartDrawsNineteenColours) {
   EXPECT_NE(svg.find(">method 18</text>"), std::string::npos);
   // The legend fits: 19 entries of 20 px below the frame's top (50 px) need 460 px.
   EXPECT_NE(svg.find("height=\"460.0\""), std::string::npos) << svg.substr(0, 200);
+}
+
+// A staircase (a best so far) holds each value until the next point: a corner at the next x and
+// the previous y; markers-only series draw no line.
+TEST(SvgFigure, StepsHoldTheValueAndMarkersAloneDrawNoLine) {
+  LineChart chart;
+  chart.title = "t";
+  chart.x_ticks = {"1", "2", "3"};
+  LineChart::Series best{"best",
+                         {BandPoint{10, 10, 10}, BandPoint{20, 20, 20}, BandPoint{20, 20, 20}}};
+  best.steps = true;
+  LineChart::Series dev{"dev", {BandPoint{10, 10, 10}, BandPoint{20, 20, 20}, BandPoint{5, 5, 5}}};
+  dev.line = false;
+  chart.series = {best, dev};
+  const std::string svg = to_svg(chart);
+  const std::smatch m = [&] {
+    std::smatch found;
+    std::regex_search(svg, found, std::regex("<polyline points=\"([^\"]*)\""));
+    return found;
+  }();
+  ASSERT_FALSE(m.empty()) << svg;
+  std::vector<std::pair<std::string, std::string>> points;
+  const std::string text = m[1];
+  const std::regex pair("([0-9.]+),([0-9.]+)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pair); it != std::sregex_iterator();
+       ++it)
+    points.push_back({(*it)[1], (*it)[2]});
+  ASSERT_EQ(points.size(), 5u);                   // 3 points and 2 corners
+  EXPECT_EQ(points[1].first, points[2].first);    // the corner: at the second point's x
+  EXPECT_EQ(points[1].second, points[0].second);  // with the first point's y
+  EXPECT_NE(points[2].second, points[0].second);
+  EXPECT_EQ(svg.find("<polyline", svg.find("<polyline") + 1), std::string::npos);  // dev: markers
+  EXPECT_EQ(svg.find("fill-opacity"), std::string::npos);  // exact values: no band
 }
 
 }  // namespace
