@@ -82,9 +82,9 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
   index << "- spec: `" << spec.path << "`\n";
   index << "- results: `" << request.db_path << "`\n";
   index << "- model: " << join(results.models()) << "\n";
-  index << "- results computed by kvsearch binaries: " << join(results.commits())
+  index << "- results computed by the kvsearch binaries of commit " << join(results.commits())
         << " (every split records its own; before schema version 3, its run's)\n";
-  index << "- report written by kvsearch " << build_info::git_commit() << "\n";
+  index << "- report written by the kvsearch binary of commit " << build_info::git_commit() << "\n";
   index << "- datasets: ";
   for (size_t i = 0; i < spec.datasets.size(); ++i) index << (i ? ", " : "") << spec.datasets[i];
   index << strfmt("; split seed %llu", static_cast<unsigned long long>(spec.split_seed));

@@ -273,7 +273,10 @@ def main():
               and ">SnapKV<" not in read_text(layers_svg),
               "cache_layers_B32.svg does not draw PyramidKV alone of the uniform and pyramid methods")
         index = read_text(os.path.join(report, "README.md"))
-        check("pipeline.json" in index and "commit" in index, "the report does not name its spec and commit")
+        commit = rows(merged, "SELECT DISTINCT git_commit FROM runs")[0][0]
+        check("pipeline.json" in index and f"results computed by the kvsearch binaries of commit {commit}" in index
+              and "report written by the kvsearch binary of commit" in index,
+              "the report does not name its spec and the commits of its results and of itself")
         for fig in spec["figures"]:  # drawn by the binary itself: always there, no PNG, no data file
             svg = os.path.join(report, fig["name"] + ".svg")
             check(os.path.isfile(svg) and read_text(svg).startswith("<svg ") and f"({fig['name']}.svg)" in index,
