@@ -42,7 +42,7 @@ fi
 export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # Python packages: pinned in tools/requirements.txt. torch brings LibTorch; the rest are test
-# oracles (transformers, rouge, fuzzywuzzy, tiktoken) and the plotting of figures (matplotlib).
+# oracles (transformers, rouge, fuzzywuzzy, tiktoken).
 if ! "$PYTHON" "$here/check_python_deps.py" "$here/requirements.txt" 2>/dev/null; then
   echo "bootstrap: installing Python packages from tools/requirements.txt"
   if ! "$PYTHON" -m pip install -q -r "$here/requirements.txt"; then

@@ -38,6 +38,6 @@ for other in SnapKV PyramidKV StreamingLLM KeyDiff R-KV; do
   "$bin" compare --db "$out/experiment/results.sqlite" --a Global --b "$other" --budget 128
   echo
 done
-echo "report: $out/report/README.md (tables *.md, *.csv; figures fig1a_profiles.png, fig1b_trajectory.png, fig1c_budgets.png)"
+echo "report: $out/report/README.md (tables *.md, *.csv; figures fig1a_profiles.svg, fig1b_trajectory.svg, fig1c_budgets.svg)"
 echo "database: $out/experiment/results.sqlite (kvsearch runs --db ...; kvsearch show --db ... --run ID)"
 echo "demo finished in $(( $(date +%s) - start )) s"

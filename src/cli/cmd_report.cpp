@@ -14,18 +14,15 @@ void setup_report(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
       "report",
       "Write an experiment's tables (Markdown, CSV) with 95% intervals, paired comparisons (sign "
-      "test, Holm) and figures (PNG, SVG)");
+      "test, Holm), findings and figures (SVG)");
   auto spec_path = std::make_shared<std::string>();
   auto req = std::make_shared<kvs::experiment::ReportRequest>();
-  req->plot_script = kvs::experiment::default_plot_script();
   cmd->add_option("spec", *spec_path, "Experiment spec (experiments/*.json)")->required();
   cmd->add_option("--db", req->db_path, "Merged results (default results/<experiment>/results.sqlite)");
   cmd->add_option("--out", req->out_dir, "Output directory (default results/<experiment>/report)");
   auto longbench = std::make_shared<std::string>();
   cmd->add_option("--longbench", *longbench,
                   "LongBench directory declaring non-official datasets (overrides the spec's)");
-  cmd->add_option("--plot-script", req->plot_script, "The matplotlib script")->capture_default_str();
-  cmd->add_option("--python", req->python, "Python interpreter for the figures")->capture_default_str();
   cmd->add_option("--seed", req->bootstrap.seed, "Bootstrap seed of every interval")
       ->capture_default_str()
       ->check(CLI::Validator(
@@ -42,7 +39,6 @@ void setup_report(CLI::App& parent) {
     if (req->out_dir.empty()) req->out_dir = "results/" + spec.name + "/report";
     const auto outcome = kvs::experiment::write_report(spec, *req);
     for (const auto& f : outcome.files) std::cout << "wrote " << f << "\n";
-    if (!outcome.figures_note.empty()) std::cout << outcome.figures_note << "\n";
   });
 }
 

@@ -62,10 +62,6 @@ void put_paired(nlohmann::json& out, const PairedComparison& c) {
   out["p"] = c.p;
 }
 
-std::string budget_text(int64_t budget) {
-  return budget == kFullCacheBudget ? "full" : std::to_string(budget);
-}
-
 // -0.00 would read as a loss: a zero prints as +0.00.
 double tidy(double x) { return x == 0 ? 0.0 : x; }
 
@@ -84,6 +80,12 @@ std::string row(int width, const std::string& label, const PairedComparison& c,
 }  // namespace
 
 std::string p_text(double p) { return p >= 1e-4 ? strfmt("%.4f", p) : strfmt("%.1e", p); }
+
+std::string signed_points(double x) { return strfmt("%+.2f", tidy(x)); }
+
+std::string budget_text(int64_t budget) {
+  return budget == kFullCacheBudget ? "full" : std::to_string(budget);
+}
 
 nlohmann::json to_json(const Comparison& c) {
   nlohmann::json out = {{"a", c.a}, {"b", c.b}, {"source", c.source}};

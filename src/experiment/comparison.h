@@ -45,6 +45,13 @@ nlohmann::json to_json(const Comparison& c);
 // A p-value as the comparisons print it: four decimals, or one significant digit below 1e-4.
 std::string p_text(double p);
 
+// A difference in points with its sign, two decimals ("+1.25"); a zero prints as +0.00, since
+// -0.00 would read as a loss.
+std::string signed_points(double x);
+
+// A budget as the comparisons print it: the number, "full" for the full cache.
+std::string budget_text(int64_t budget);
+
 // A few lines: the setting, one row per dataset (several datasets), the pooled row and the macro
 // average, and what the columns mean.
 std::string to_text(const Comparison& c);

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -13,20 +12,17 @@
 #include "experiment/cell_estimates.h"
 #include "experiment/comparison.h"
 #include "experiment/experiment_scores.h"
+#include "experiment/findings.h"
+#include "experiment/provenance.h"
 #include "experiment/report_figures.h"
 #include "experiment/results.h"
-#include "experiment/subprocess.h"
+#include "experiment/spec_figures.h"
 #include "experiment/table_comparisons.h"
 #include "experiment/tables.h"
 
 namespace kvs::experiment {
 
 namespace {
-
-using nlohmann::json;
-
-// The script's exit status when matplotlib cannot be imported.
-constexpr int kMatplotlibMissing = 3;
 
 void write_file(const std::string& path, const std::string& text, std::vector<std::string>& files) {
   std::ofstream out(path);
@@ -35,56 +31,10 @@ void write_file(const std::string& path, const std::string& text, std::vector<st
   files.push_back(path);
 }
 
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-json figure_json(const FigureSpec& f, const ExperimentSpec& spec, const ExperimentResults& results) {
-  json series = json::array();
-  for (const auto& name : f.methods) {
-    json s = {{"method", name}};
-    if (f.kind == "budgets") {
-      json points = json::array();
-      const MethodSpec& m = spec.method(name);
-      for (const int64_t b : m.full_cache() ? spec.budgets : m.budgets)
-        points.push_back({{"budget", b}, {"test", optional_number(results.test(f.dataset, name, b))}});
-      s["points"] = points;
-    } else {
-      const auto r = results.get(f.dataset, name, f.budget);
-      if (!r) continue;
-      s["lambda1"] = r->lambda1;
-      s["lambda2"] = r->lambda2;
-      json trajectory = json::array();
-      for (const auto& p : r->trajectory)
-        trajectory.push_back({{"order", p.order}, {"dev", p.dev}, {"best_so_far", p.best_so_far},
-                              {"accepted", p.accepted}, {"test", optional_number(p.test)}});
-      s["trajectory"] = trajectory;
-    }
-    series.push_back(s);
-  }
-  return {{"name", f.name}, {"kind", f.kind},       {"title", f.title},
-          {"dataset", f.dataset}, {"budget", f.budget}, {"series", series}};
-}
-
 std::string join(const std::set<std::string>& items) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
   return out.empty() ? "-" : out;
-}
-
-// Draws the figures; returns why they were skipped, or "".
-std::string draw_figures(const ReportRequest& request, const std::string& data_path,
-                         std::vector<std::string>& files, const std::vector<FigureSpec>& figures) {
-  if (!std::filesystem::exists(request.plot_script))
-    return "figures skipped: the plotting script " + request.plot_script + " is missing";
-  Captured c;
-  try {
-    c = capture({request.python, request.plot_script, data_path, request.out_dir});
-  } catch (const Error& e) {
-    return std::string("figures skipped: ") + e.what();
-  }
-  if (c.status == kMatplotlibMissing) return "figures skipped: matplotlib is not installed for " + request.python;
-  if (c.status != 0) throw error_at(request.plot_script, "failed (exit " + std::to_string(c.status) + "): " + c.output);
-  for (const auto& f : figures) files.push_back(request.out_dir + "/" + f.name + ".png");
-  return "";
 }
 
 void write_table(const Table& t, const std::string& out_dir, std::vector<std::string>& files) {
@@ -94,15 +44,19 @@ void write_table(const Table& t, const std::string& out_dir, std::vector<std::st
 
 // A table's paired comparisons and figures: files, and what the index shows of them.
 std::string write_table_statistics(const TableSpec& ts, const ExperimentSpec& spec,
-                                   const ExperimentScores& scores, const CellEstimates& estimates,
-                                   const ReportRequest& request, std::vector<std::string>& files) {
-  const auto comparisons = compare_table_methods(ts, spec, scores, request.bootstrap);
-  const Table all = comparisons_table(ts, comparisons, request.bootstrap);
+                                   const std::vector<TableComparison>& comparisons,
+                                   const CellEstimates& estimates, const ReportRequest& request,
+                                   std::vector<std::string>& files) {
   const Table surviving = surviving_table(ts, comparisons, request.bootstrap);
   std::string index;
-  if (!comparisons.empty()) write_table(all, request.out_dir, files);
+  if (!comparisons.empty())
+    write_table(comparisons_table(ts, comparisons, request.bootstrap), request.out_dir, files);
   write_table(surviving, request.out_dir, files);
   index += to_markdown(surviving) + "\n";
+  if (const auto full = full_cache_table(ts, comparisons)) {
+    write_table(*full, request.out_dir, files);
+    index += to_markdown(*full) + "\n";
+  }
   for (const SvgFigure& f : table_figures(ts, spec, estimates)) {
     write_file(request.out_dir + "/" + f.name + ".svg", f.svg, files);
     index += "![" + f.title + "](" + f.name + ".svg)\n\n";
@@ -111,8 +65,6 @@ std::string write_table_statistics(const TableSpec& ts, const ExperimentSpec& sp
 }
 
 }  // namespace
-
-std::string default_plot_script() { return KVS_PLOT_SCRIPT; }
 
 ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& request) {
   if (request.bootstrap.resamples < 1)
@@ -130,8 +82,9 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
   index << "- spec: `" << spec.path << "`\n";
   index << "- results: `" << request.db_path << "`\n";
   index << "- model: " << join(results.models()) << "\n";
-  index << "- runs recorded by kvsearch commit(s): " << join(results.commits()) << "\n";
-  index << "- report written by kvsearch " << build_info::git_commit() << "\n";
+  index << "- results computed by the kvsearch binaries of commit " << join(results.commits())
+        << " (every split records its own; before schema version 3, its run's)\n";
+  index << "- report written by the kvsearch binary of commit " << build_info::git_commit() << "\n";
   index << "- datasets: ";
   for (size_t i = 0; i < spec.datasets.size(); ++i) index << (i ? ", " : "") << spec.datasets[i];
   index << strfmt("; split seed %llu", static_cast<unsigned long long>(spec.split_seed));
@@ -145,11 +98,23 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
       static_cast<long long>(request.bootstrap.resamples),
       static_cast<unsigned long long>(request.bootstrap.seed), kAlpha);
 
+  std::vector<std::vector<TableComparison>> comparisons;
   for (const TableSpec& ts : spec.tables) {
-    const Table t = make_table(ts, spec, results, &estimates);
+    comparisons.push_back(compare_table_methods(ts, spec, scores, request.bootstrap));
+    index << findings_section(ts, comparisons.back());
+  }
+  for (size_t i = 0; i < spec.tables.size(); ++i) {
+    const TableSpec& ts = spec.tables[i];
+    Table t = make_table(ts, spec, results, &estimates);
+    if (const auto note = provenance_note(ts, spec, results)) t.notes.push_back(*note);
     write_table(t, request.out_dir, outcome.files);
     index << to_markdown(t) << "\n";
-    index << write_table_statistics(ts, spec, scores, estimates, request, outcome.files);
+    if (ts.kind == "budgets") {
+      const Table gains = gains_table(ts, spec, results, &estimates);
+      write_table(gains, request.out_dir, outcome.files);
+      index << to_markdown(gains) << "\n";
+    }
+    index << write_table_statistics(ts, spec, comparisons[i], estimates, request, outcome.files);
   }
 
   const Table cache = cache_table(spec, results);
@@ -165,16 +130,10 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
   write_file(request.out_dir + "/noise.csv", to_csv(noise), outcome.files);
   index << to_markdown(noise) << "\n";
 
-  if (!spec.figures.empty()) {
-    json figures = json::array();
-    for (const FigureSpec& f : spec.figures) figures.push_back(figure_json(f, spec, results));
-    const std::string data_path = request.out_dir + "/figures.json";
-    write_file(data_path, json{{"experiment", spec.name}, {"figures", figures}}.dump(1) + "\n", outcome.files);
-    outcome.figures_note = draw_figures(request, data_path, outcome.files, spec.figures);
-    index << "### Figures\n\n";
-    if (!outcome.figures_note.empty()) index << outcome.figures_note << "\n";
-    else
-      for (const FigureSpec& f : spec.figures) index << "![" << f.title << "](" << f.name << ".png)\n\n";
+  if (!spec.figures.empty()) index << "### Figures\n\n";
+  for (const SvgFigure& f : spec_figures(spec, results, estimates)) {
+    write_file(request.out_dir + "/" + f.name + ".svg", f.svg, outcome.files);
+    index << "![" << f.title << "](" << f.name << ".svg)\n\n";
   }
   write_file(request.out_dir + "/README.md", index.str(), outcome.files);
   return outcome;

@@ -21,13 +21,17 @@ ExperimentResults::ExperimentResults(const ExperimentSpec& spec, const std::stri
       if (!run) continue;
       const auto states = db.states_of(*run);
       if (states.empty()) continue;
-      commits_.insert(run->spec.git_commit);
       models_.insert(run->spec.model);
       const auto replays = db.replays_of(*run);
       MethodResult r;
       r.finished = run->finished;
       const store::State* best = nullptr;
+      // A split recorded before schema version 3 names no binary: the run's built it.
+      const auto binary = [&](const std::string& recorded) {
+        return recorded.empty() ? run->spec.git_commit : recorded;
+      };
       for (const store::State& s : states) {
+        r.binaries.insert(binary(s.record.git_commit));
         TrajectoryPoint p;
         p.order = s.record.eval_order;
         p.dev = s.record.dev_score;
@@ -49,7 +53,10 @@ ExperimentResults::ExperimentResults(const ExperimentSpec& spec, const std::stri
         for (const store::PredictionRecord& q : db.predictions_of(*best, "test"))
           r.test_questions.push_back(q.official_score.value_or(q.score));
         r.test_cache = db.cache_layout(*best, "test");
+        for (const store::Replay& replay : replays)
+          if (replay.state_id == best->id) r.binaries.insert(binary(replay.git_commit));
       }
+      commits_.insert(r.binaries.begin(), r.binaries.end());
       results_.push_back({e.run_key, job.dataset, r});
     }
   }

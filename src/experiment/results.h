@@ -31,6 +31,9 @@ struct MethodResult {
   std::vector<double> dev_questions, test_questions;
   std::optional<store::CacheLayout> test_cache;  // where its cache went on the test questions
   std::vector<TrajectoryPoint> trajectory;
+  // The kvsearch builds that computed it (build_info::git_commit()): every state's dev split and
+  // the best state's test replay, each the run's build where recorded before schema version 3.
+  std::set<std::string> binaries;
 };
 
 class ExperimentResults {
@@ -44,7 +47,8 @@ class ExperimentResults {
   // Every recorded method result on `dataset` (each method at each of its budgets).
   std::vector<MethodResult> of_dataset(const std::string& dataset) const;
 
-  const std::set<std::string>& commits() const { return commits_; }  // of the runs found
+  // Of the runs found: every MethodResult::binaries.
+  const std::set<std::string>& commits() const { return commits_; }
   const std::set<std::string>& models() const { return models_; }
   const std::string& db_path() const { return db_path_; }
 

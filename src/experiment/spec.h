@@ -70,12 +70,12 @@ struct TableSpec {
   std::map<std::string, std::map<std::string, double>> reference;
 };
 
-// A figure of `kvsearch report` (PNG, drawn by tools/plot_figures.py).
+// A figure of `kvsearch report` (SVG, drawn by spec_figures.h).
 //   profiles:   lambda1 and lambda2 per layer of each method's best state (Fig. 1a)
-//   trajectory: dev best-so-far per evaluation with the test replay of each accepted state (Fig. 1b)
-//   budgets:    test score per budget, one line per method (Fig. 1c)
+//   trajectory: dev best-so-far per evaluation with the test replay of each accepted state (Fig.
+//   1b) budgets:    test score per budget, one line per method (Fig. 1c)
 struct FigureSpec {
-  std::string name;  // file stem: <name>.png
+  std::string name;  // file stem: <name>.svg
   std::string kind;
   std::string title;
   std::string dataset;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <utility>
 
 #include "core/error.h"
@@ -11,10 +12,16 @@ namespace kvs::experiment {
 
 namespace {
 
-// Matplotlib's default colour cycle, so the figures look like the PNG ones.
-const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+// Kelly's colours of maximum contrast (white left out), black last: every series of a chart up to
+// 21 gets its own colour.
+const char* const kPalette[] = {"#0067a5", "#f38400", "#008856", "#be0032", "#875692", "#882d17",
+                                "#e68fac", "#848482", "#8db600", "#a1caf1", "#f3c300", "#604e97",
+                                "#f99379", "#2b3d26", "#b3446c", "#c2b280", "#e25822", "#dcd300",
+                                "#654522", "#f6a600", "#222222"};
 constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+const char* const kDashes[] = {"", "7,3", "2,2", "9,3,2,3"};
+constexpr size_t kDashCount = sizeof(kDashes) / sizeof(kDashes[0]);
+constexpr size_t kMostTickLabels = 16;
 
 std::string escape(const std::string& s) {
   std::string out;
@@ -108,31 +115,79 @@ YScale y_scale(const LineChart& chart, const Frame& frame, double& step) {
   return {std::floor(lo / step) * step, std::ceil(hi / step) * step, frame};
 }
 
+// A marker of `kind` (SeriesStyle::marker) centred on (x, y).
+std::string marker(int kind, double x, double y, const char* colour) {
+  const double r = 3.5;
+  const auto polygon = [&](std::initializer_list<std::pair<double, double>> corners) {
+    std::string points;
+    for (const auto& [dx, dy] : corners)
+      points += (points.empty() ? "" : " ") + num(x + dx * r) + "," + num(y + dy * r);
+    return strfmt("<polygon points=\"%s\" fill=\"%s\"/>\n", points.c_str(), colour);
+  };
+  switch (kind) {
+    case 1:  // square
+      return strfmt("<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>\n",
+                    num(x - r).c_str(), num(y - r).c_str(), num(2 * r).c_str(), num(2 * r).c_str(),
+                    colour);
+    case 2:  // triangle up
+      return polygon({{0, -1.2}, {1.1, 0.8}, {-1.1, 0.8}});
+    case 3:  // diamond
+      return polygon({{0, -1.3}, {1.1, 0}, {0, 1.3}, {-1.1, 0}});
+    case 4:  // triangle down
+      return polygon({{0, 1.2}, {1.1, -0.8}, {-1.1, -0.8}});
+    case 5:  // hollow circle
+      return strfmt(
+          "<circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"white\" stroke=\"%s\" "
+          "stroke-width=\"1.5\"/>\n",
+          num(x).c_str(), num(y).c_str(), num(r).c_str(), colour);
+    case 6:  // hollow square
+      return strfmt(
+          "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"white\" "
+          "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+          num(x - r).c_str(), num(y - r).c_str(), num(2 * r).c_str(), num(2 * r).c_str(), colour);
+    default:  // filled circle
+      return strfmt("<circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"%s\"/>\n", num(x).c_str(),
+                    num(y).c_str(), num(r).c_str(), colour);
+  }
+}
+
+// stroke-dasharray of a dash pattern, "" for a solid line.
+std::string dash_attribute(const char* dash) {
+  return *dash ? strfmt(" stroke-dasharray=\"%s\"", dash) : std::string();
+}
+
 // One run of consecutive points: the band as a polygon (one point: an error bar), the line and
-// its markers.
-std::string draw_run(const std::vector<std::pair<double, BandPoint>>& run, const char* colour,
-                     const YScale& y) {
+// its markers (`line` false: the markers alone; `steps`: a staircase). `band_opacity` thins the
+// bands of a crowded chart.
+std::string draw_run(const std::vector<std::pair<double, BandPoint>>& run, const SeriesStyle& style,
+                     const YScale& y, double band_opacity, bool line, bool steps) {
+  const char* colour = style.colour;
   std::string band, path;
   for (const auto& [x, p] : run) band += num(x) + "," + num(y(p.high)) + " ";
   for (auto it = run.rbegin(); it != run.rend(); ++it)
     band += num(it->first) + "," + num(y(it->second.low)) + " ";
-  for (const auto& [x, p] : run) path += (path.empty() ? "" : " ") + num(x) + "," + num(y(p.value));
+  for (size_t i = 0; i < run.size(); ++i) {
+    const auto& [x, p] = run[i];
+    if (steps && i > 0) path += " " + num(x) + "," + num(y(run[i - 1].second.value));
+    path += (path.empty() ? "" : " ") + num(x) + "," + num(y(p.value));
+  }
   band.pop_back();
   std::string out;
-  if (run.size() == 1)  // a band needs two points: an error bar
+  const bool has_band = std::any_of(run.begin(), run.end(),
+                                    [](const auto& xp) { return xp.second.high > xp.second.low; });
+  if (has_band && run.size() == 1)  // a band needs two points: an error bar
     out = strfmt(
         "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" "
         "stroke-opacity=\"0.5\" stroke-width=\"6\"/>\n",
         num(run[0].first).c_str(), num(y(run[0].second.high)).c_str(), num(run[0].first).c_str(),
         num(y(run[0].second.low)).c_str(), colour);
-  else
-    out = strfmt("<polygon points=\"%s\" fill=\"%s\" fill-opacity=\"0.2\" stroke=\"none\"/>\n",
-                 band.c_str(), colour);
-  out += strfmt("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                path.c_str(), colour);
-  for (const auto& [x, p] : run)
-    out += strfmt("<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\"/>\n", num(x).c_str(),
-                  num(y(p.value)).c_str(), colour);
+  else if (has_band)  // exact values (low = high) get none
+    out = strfmt("<polygon points=\"%s\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"none\"/>\n",
+                 band.c_str(), colour, strfmt("%.2f", band_opacity).c_str());
+  if (line && run.size() > 1)
+    out += strfmt("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                  path.c_str(), colour, dash_attribute(style.dash).c_str());
+  for (const auto& [x, p] : run) out += marker(style.marker, x, y(p.value), colour);
   return out;
 }
 
@@ -147,6 +202,11 @@ std::string shade(double t) {
 
 }  // namespace
 
+SeriesStyle series_style(size_t index) {
+  return {kPalette[index % kPaletteSize], static_cast<int>(index % kMarkerKinds),
+          kDashes[index % kDashCount]};
+}
+
 std::string to_svg(const LineChart& chart) {
   for (const auto& s : chart.series)
     if (s.points.size() != chart.x_ticks.size())
@@ -155,11 +215,14 @@ std::string to_svg(const LineChart& chart) {
                   std::to_string(chart.x_ticks.size()) + " x ticks");
   size_t legend_chars = 0;
   for (const auto& s : chart.series) legend_chars = std::max(legend_chars, s.name.size());
-  const double legend_width = 40 + 7.0 * static_cast<double>(legend_chars);
+  const double legend_width = 50 + 7.0 * static_cast<double>(legend_chars);  // sample and name
   const Frame frame{70, 50, 480, 300};
   const double width =
       std::max(frame.left + frame.width + 20 + legend_width, title_width(chart.title));
-  const double height = 420;
+  const double legend_bottom = frame.top + 20 * static_cast<double>(chart.series.size()) + 10;
+  const double height = std::max(420.0, legend_bottom + 20);
+  // Bands of many series on one frame hide each other: thinner the more there are.
+  const double band_opacity = chart.series.size() > 6 ? 0.07 : 0.2;
   double step = 1;
   const YScale y = y_scale(chart, frame, step);
   const size_t n = chart.x_ticks.size();
@@ -174,7 +237,8 @@ std::string to_svg(const LineChart& chart) {
     out += line(frame.left, y(v), frame.left + frame.width, y(v), "#e0e0e0");
     out += text(frame.left - 6, y(v) + 4, strfmt("%g", std::round(v / step) * step), "end");
   }
-  for (size_t i = 0; i < n; ++i)
+  const size_t label_every = (n + kMostTickLabels - 1) / kMostTickLabels;
+  for (size_t i = 0; i < n; i += std::max<size_t>(label_every, 1))
     out += text(x_of(i), frame.top + frame.height + 18, chart.x_ticks[i], "middle");
   out += strfmt(
       "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"none\" "
@@ -187,7 +251,7 @@ std::string to_svg(const LineChart& chart) {
               strfmt(" transform=\"rotate(-90 18 %s)\"", num(mid).c_str()));
 
   for (size_t s = 0; s < chart.series.size(); ++s) {
-    const char* colour = kPalette[s % kPaletteSize];
+    const SeriesStyle style = series_style(s);
     out += "<g>\n<title>" + escape(chart.series[s].name) + "</title>\n";
     std::vector<std::pair<double, BandPoint>> run;
     for (size_t i = 0; i <= n; ++i) {
@@ -195,18 +259,20 @@ std::string to_svg(const LineChart& chart) {
         run.emplace_back(x_of(i), *chart.series[s].points[i]);
         continue;
       }
-      if (!run.empty()) out += draw_run(run, colour, y);
+      if (!run.empty())
+        out += draw_run(run, style, y, band_opacity, chart.series[s].line, chart.series[s].steps);
       run.clear();
     }
     out += "</g>\n";
     const double ly = frame.top + 10 + 20 * static_cast<double>(s);  // legend
     const double lx = frame.left + frame.width + 20;
-    out += strfmt(
-        "<rect x=\"%s\" y=\"%s\" width=\"24\" height=\"10\" fill=\"%s\" "
-        "fill-opacity=\"0.2\"/>\n",
-        num(lx).c_str(), num(ly - 9).c_str(), colour);
-    out += line(lx, ly - 4, lx + 24, ly - 4, colour);
-    out += text(lx + 30, ly, chart.series[s].name, "start");
+    if (chart.series[s].line)
+      out += strfmt(
+          "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+          num(lx).c_str(), num(ly - 4).c_str(), num(lx + 28).c_str(), num(ly - 4).c_str(),
+          style.colour, dash_attribute(style.dash).c_str());
+    out += marker(style.marker, lx + 14, ly - 4, style.colour);
+    out += text(lx + 34, ly, chart.series[s].name, "start");
   }
   return out + "</svg>\n";
 }
@@ -264,6 +330,23 @@ std::string to_svg(const HeatMap& map) {
     out += text(left, bottom + 44, strfmt("colour: %.2f (lightest) to %.2f (darkest)", lo, hi),
                 "start");
   return out + "</svg>\n";
+}
+
+std::string to_svg(const std::vector<LineChart>& panels, const std::string& title) {
+  std::string body;
+  double x = 0, height = 0;
+  for (const LineChart& panel : panels) {
+    const std::string svg = to_svg(panel);
+    // The panel's own size, from the width="..." height="..." of its opening tag.
+    const auto attribute = [&](const std::string& name) {
+      const size_t at = svg.find(name + "=\"") + name.size() + 2;
+      return std::stod(svg.substr(at, svg.find('"', at) - at));
+    };
+    body += "<g transform=\"translate(" + num(x) + ",40)\">\n" + svg + "</g>\n";
+    x += attribute("width");
+    height = std::max(height, attribute("height"));
+  }
+  return header(std::max(x, title_width(title)), height + 40, title) + body + "</svg>\n";
 }
 
 }  // namespace kvs::experiment

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -74,33 +75,35 @@ class TableScores {
   const CellEstimates* estimates_;
 };
 
+// The paper's number for a cell, looked up by the keys of its row and its column.
+using ReferenceLookup =
+    std::function<Score(const std::string& row_key, const std::string& column_key)>;
+
+// spec.reference[row][column]: the reference as the spec writes it.
+ReferenceLookup by_row(const TableSpec& spec) {
+  return [&spec](const std::string& row_key, const std::string& column_key) -> Score {
+    const auto row = spec.reference.find(row_key);
+    if (row == spec.reference.end()) return std::nullopt;
+    const auto it = row->second.find(column_key);
+    return it == row->second.end() ? std::nullopt : Score(it->second);
+  };
+}
+
 // Appends "<column> (paper)" columns for every column the reference names, in header order.
-void add_reference_columns(Table& t, const TableSpec& spec, const std::vector<std::string>& row_keys,
-                           const std::vector<std::string>& column_keys) {
+void add_reference_columns(Table& t, const std::vector<std::string>& row_keys,
+                           const std::vector<std::string>& column_keys,
+                           const ReferenceLookup& reference) {
   for (size_t c = 0; c < column_keys.size(); ++c) {
     bool named = false;
-    for (const auto& [row, columns] : spec.reference) named = named || columns.count(column_keys[c]);
+    for (const auto& r : row_keys) named = named || reference(r, column_keys[c]);
     if (!named) continue;
     t.header.push_back(t.header[c + 1] + " (paper)");
     for (size_t r = 0; r < t.rows.size(); ++r) {
-      Score v;
-      const auto row = spec.reference.find(row_keys[r]);
-      if (row != spec.reference.end()) {
-        const auto it = row->second.find(column_keys[c]);
-        if (it != row->second.end()) v = it->second;
-      }
+      const Score v = r < row_keys.size() ? reference(row_keys[r], column_keys[c]) : std::nullopt;
       t.rows[r].push_back(v ? strfmt("%g", *v) : "");
       t.bold[r].push_back(false);
     }
   }
-}
-
-void add_row(Table& t, std::vector<std::string> cells, std::vector<bool> bold = {},
-             std::vector<std::optional<CellInterval>> intervals = {}) {
-  bold.resize(cells.size(), false);
-  t.rows.push_back(std::move(cells));
-  t.bold.push_back(std::move(bold));
-  t.intervals.push_back(std::move(intervals));
 }
 
 bool any_interval(const Table& t) {
@@ -159,50 +162,64 @@ Table datasets_table(const TableSpec& ts, const TableScores& results) {
   win_cells.push_back("");
   add_row(t, win_cells);
   row_keys.push_back("wins");
-  add_reference_columns(t, ts, row_keys, ts.methods);
+  add_reference_columns(t, row_keys, ts.methods, by_row(ts));
   t.notes.push_back(strfmt("Official test scores at B = %lld; bold: the row's best.", static_cast<long long>(ts.budget)));
   add_interval_note(t, results);
   return t;
 }
 
-// Table 2: macro average per budget, and each method's gain over the baseline.
+// The spec writes a budgets table's reference as {budget: {column: number}}; its tables have a
+// row per method and a column per budget: the lookup turns it around. `suffix`: " gain" for the
+// gains table's columns.
+ReferenceLookup by_budget(const TableSpec& spec, const std::string& suffix) {
+  return [lookup = by_row(spec), suffix](const std::string& method, const std::string& budget) {
+    return lookup(budget, method + suffix);
+  };
+}
+
+// The budgets' header ("B = 32", ...) after `first`, and the budgets as reference keys.
+std::vector<std::string> budget_columns(Table& t, const std::string& first,
+                                        const ExperimentSpec& spec) {
+  t.header = {first};
+  std::vector<std::string> keys;
+  for (const int64_t b : spec.budgets) {
+    t.header.push_back("B = " + std::to_string(b));
+    keys.push_back(std::to_string(b));
+  }
+  return keys;
+}
+
+// Table 2: a row per method, a column per budget: the macro average, the column's best in bold.
 Table budgets_table(const TableSpec& ts, const ExperimentSpec& spec, const TableScores& results) {
   Table t;
-  t.header.push_back("Budget");
-  std::vector<std::string> columns;
-  for (const auto& m : ts.methods) columns.push_back(m);
-  for (const auto& m : ts.methods)
-    if (m != ts.baseline) columns.push_back(m + " gain");
-  for (const auto& c : columns) t.header.push_back(c);
-  std::vector<std::string> row_keys;
-  for (const int64_t b : spec.budgets) {
-    std::vector<std::string> cells = {"B = " + std::to_string(b)};
+  const std::vector<std::string> column_keys = budget_columns(t, "Method", spec);
+  std::vector<std::vector<Scored>> scores;  // [method][budget]
+  std::vector<double> best(spec.budgets.size(), -1);
+  for (const auto& m : ts.methods) {
+    scores.emplace_back();
+    for (size_t b = 0; b < spec.budgets.size(); ++b) {
+      scores.back().push_back(results.macro(ts, m, spec.budgets[b]));
+      if (scores.back().back().value) best[b] = std::max(best[b], *scores.back().back().value);
+    }
+  }
+  for (size_t m = 0; m < ts.methods.size(); ++m) {
+    std::vector<std::string> cells = {ts.methods[m]};
     std::vector<bool> bold = {false};
     std::vector<std::optional<CellInterval>> intervals = {std::nullopt};
-    std::vector<Score> macros;
-    double best = -1;
-    for (const auto& m : ts.methods) {
-      const Scored s = results.macro(ts, m, b);
-      macros.push_back(s.value);
-      intervals.push_back(interval_of(s));
-      if (s.value) best = std::max(best, *s.value);
-    }
-    for (const Score& s : macros) {
+    for (size_t b = 0; b < spec.budgets.size(); ++b) {
+      const Score& s = scores[m][b].value;
       cells.push_back(cell(s));
-      bold.push_back(s && std::fabs(*s - best) < 1e-9);
-    }
-    const Score base = results.macro(ts, ts.baseline, b).value;
-    for (size_t m = 0; m < ts.methods.size(); ++m) {
-      if (ts.methods[m] == ts.baseline) continue;
-      cells.push_back(signed_cell(macros[m] && base ? Score(*macros[m] - *base) : std::nullopt));
-      bold.push_back(false);
+      bold.push_back(s && std::fabs(*s - best[b]) < 1e-9);
+      intervals.push_back(interval_of(scores[m][b]));
     }
     add_row(t, cells, bold, intervals);
-    row_keys.push_back(std::to_string(b));
   }
-  add_reference_columns(t, ts, row_keys, columns);
-  t.notes.push_back("Macro average of the official test scores over " + std::to_string(ts.datasets.size()) +
-                    " datasets; gains over " + ts.baseline + "; bold: the row's best.");
+  add_reference_columns(t, ts.methods, column_keys, by_budget(ts, ""));
+  t.notes.push_back("Macro average of the official test scores over " +
+                    std::to_string(ts.datasets.size()) +
+                    " datasets, a row per method and a column per budget; bold: the budget's best "
+                    "(gains over " +
+                    ts.baseline + ": " + ts.name + "_gains.md).");
   add_interval_note(t, results);
   return t;
 }
@@ -237,7 +254,7 @@ Table methods_table(const TableSpec& ts, const TableScores& results) {
             {false, macros[i] && std::fabs(*macros[i] - best) < 1e-9, false},
             {std::nullopt, interval_of(scores[i])});
   }
-  add_reference_columns(t, ts, ts.methods, {"macro", "better"});
+  add_reference_columns(t, ts.methods, {"macro", "better"}, by_row(ts));
   t.notes.push_back(strfmt("Official test scores at B = %lld, macro average over %zu datasets; bold: the best.",
                            static_cast<long long>(ts.budget), ts.datasets.size()));
   add_interval_note(t, results);
@@ -273,6 +290,14 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
+void add_row(Table& t, std::vector<std::string> cells, std::vector<bool> bold,
+             std::vector<std::optional<CellInterval>> intervals) {
+  bold.resize(cells.size(), false);
+  t.rows.push_back(std::move(cells));
+  t.bold.push_back(std::move(bold));
+  t.intervals.push_back(std::move(intervals));
+}
+
 Table make_table(const TableSpec& table, const ExperimentSpec& spec,
                  const ExperimentResults& results, const CellEstimates* estimates) {
   const TableScores scores(results, estimates);
@@ -281,6 +306,33 @@ Table make_table(const TableSpec& table, const ExperimentSpec& spec,
                                       : methods_table(table, scores);
   t.name = table.name;
   t.title = table.title;
+  return t;
+}
+
+Table gains_table(const TableSpec& table, const ExperimentSpec& spec,
+                  const ExperimentResults& results, const CellEstimates* estimates) {
+  const TableScores scores(results, estimates);
+  Table t;
+  t.name = table.name + "_gains";
+  t.title = table.title + ": gain over " + table.baseline;
+  const std::vector<std::string> column_keys = budget_columns(t, "Method", spec);
+  std::vector<std::string> row_keys;
+  for (const auto& m : table.methods) {
+    if (m == table.baseline) continue;
+    std::vector<std::string> cells = {m};
+    for (const int64_t b : spec.budgets) {
+      const Score s = scores.macro(table, m, b).value;
+      const Score base = scores.macro(table, table.baseline, b).value;
+      cells.push_back(signed_cell(s && base ? Score(*s - *base) : std::nullopt));
+    }
+    add_row(t, cells);
+    row_keys.push_back(m);
+  }
+  add_reference_columns(t, row_keys, column_keys, by_budget(table, " gain"));
+  t.notes.push_back("Macro average minus " + table.baseline +
+                    "'s at the same budget (points); their paired differences with intervals and "
+                    "p-values: " +
+                    table.name + "_paired.md.");
   return t;
 }
 

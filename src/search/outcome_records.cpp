@@ -1,5 +1,6 @@
 #include "search/outcome_records.h"
 
+#include "core/build_info.h"
 #include "evict/window_params.h"
 #include "longbench/scorer.h"
 #include "search/run.h"
@@ -63,6 +64,7 @@ std::optional<store::CacheLayout> cache_layout(const std::vector<QuestionOutcome
 store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers, const QuestionSet& dev,
                                 const std::vector<QuestionOutcome>& outcomes, size_t p, double seconds) {
   store::StateRecord r;
+  r.git_commit = build_info::git_commit();  // this split's binary (a resumed run's may differ)
   // A policy under an allocation (adakv over a diverse base) runs its base's profiles.
   const evict::Policy& shape = profile_policy(policy);
   r.lambda1 =
@@ -80,6 +82,7 @@ store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers,
 store::ReplayRecord replay_record(const QuestionSet& test, const std::vector<QuestionOutcome>& outcomes,
                                   size_t policy, double seconds) {
   store::ReplayRecord replay;
+  replay.git_commit = build_info::git_commit();
   replay.official_score = policy_score(outcomes, policy);
   replay.predictions = prediction_records(test, outcomes, policy, true);
   std::vector<double> raw;

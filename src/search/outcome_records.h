@@ -23,13 +23,14 @@ std::optional<store::CacheLayout> cache_layout(const std::vector<QuestionOutcome
                                                size_t policy);
 
 // The state of `policy`, the batch's policy `p`, evaluated on the dev questions `dev`: its
-// per-layer lambdas, JSON, dev score, predictions and cache layout, and `seconds`. The caller fills
+// per-layer lambdas, JSON, dev score, predictions and cache layout, `seconds` and this binary
+// (build_info::git_commit(): a resumed run records each split's own). The caller fills
 // in where the search put it (eval_order, latent, accepted, best_so_far and the move).
 store::StateRecord state_record(const evict::Policy& policy, int64_t num_layers, const QuestionSet& dev,
                                 const std::vector<QuestionOutcome>& outcomes, size_t p, double seconds);
 
 // A test replay of policy `policy` from officially scored outcomes: the official dataset score,
-// the raw score, every prediction and the cache layout.
+// the raw score, every prediction, the cache layout and this binary.
 store::ReplayRecord replay_record(const QuestionSet& test, const std::vector<QuestionOutcome>& outcomes,
                                   size_t policy, double seconds);
 

@@ -123,6 +123,7 @@ class SourceMerge {
       record.score = replay.score;
       record.official_score = replay.official_score;
       record.seconds = replay.seconds;
+      record.git_commit = replay.git_commit;
       record.predictions = select_predictions(from_, replay.state_id, replay.split);
       record.cache = select_cache_layout(from_, replay.state_id, replay.split);
       insert_replay(into_, state_id, record, replay.created_at);

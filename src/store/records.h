@@ -51,7 +51,7 @@ struct RunSpec {
   int64_t segments = 0;        // identity: segment count of the segments family, else 0
   std::string search_json = "{}";  // identity: search settings (step, tau, max_evals, ...)
   std::string policy_json = "{}";  // identity: the policy template the search varies
-  std::string git_commit;
+  std::string git_commit;          // the build that started the run (build_info::git_commit())
   std::string build_type;
   std::string command_line;
   std::string host;
@@ -115,6 +115,7 @@ struct StateRecord {
   double seconds = 0;
   std::vector<PredictionRecord> predictions;  // per dev question
   std::optional<CacheLayout> cache;           // the dev split's, where recorded
+  std::string git_commit;  // the build that evaluated the dev split; "" recorded before version 3
 };
 
 struct State {
@@ -131,6 +132,7 @@ struct ReplayRecord {
   double seconds = 0;
   std::vector<PredictionRecord> predictions;  // per test question
   std::optional<CacheLayout> cache;           // the test split's, where recorded
+  std::string git_commit;  // the build that evaluated the test split; "" recorded before version 3
 };
 
 struct Replay {
@@ -141,6 +143,7 @@ struct Replay {
   double score = 0;
   double official_score = 0;
   double seconds = 0;
+  std::string git_commit;  // ReplayRecord::git_commit
   std::string created_at;
 };
 

@@ -95,9 +95,16 @@ Run run_from(const Statement& row) {
   return r;
 }
 
-constexpr const char* kSelectState =
-    "SELECT id, run_id, eval_order, latent_json, lambda1_json, lambda2_json, policy_json, "
-    "dev_score, accepted, best_so_far, changed_coordinate, delta, seconds, created_at FROM states";
+// A split's git_commit column, or NULL in a file from before version 3 (opened read-only as it is).
+std::string commit_column(Connection& db, const std::string& table) {
+  return has_column(db, table, "git_commit") ? table + ".git_commit" : std::string("NULL");
+}
+
+std::string select_state_sql(Connection& db) {
+  return "SELECT id, run_id, eval_order, latent_json, lambda1_json, lambda2_json, policy_json, "
+         "dev_score, accepted, best_so_far, changed_coordinate, delta, seconds, created_at, " +
+         commit_column(db, "states") + " FROM states";
+}
 
 State state_from(Connection& db, const Statement& row) {
   State s;
@@ -117,6 +124,7 @@ State state_from(Connection& db, const Statement& row) {
   r.delta = row.optional_real(11);
   r.seconds = row.real(12);
   s.created_at = row.text(13);
+  r.git_commit = row.optional_text(14).value_or("");
   return s;
 }
 
@@ -358,8 +366,7 @@ void update_run_finished(Connection& db, int64_t run_id, const std::string& fini
 }
 
 std::vector<State> select_states(Connection& db, int64_t run_id, bool with_predictions) {
-  Statement select(db,
-                   (std::string(kSelectState) + " WHERE run_id = ?1 ORDER BY eval_order").c_str(),
+  Statement select(db, (select_state_sql(db) + " WHERE run_id = ?1 ORDER BY eval_order").c_str(),
                    "reading the states of run id " + std::to_string(run_id));
   select.bind(1, run_id);
   std::vector<State> out;
@@ -374,7 +381,7 @@ std::vector<State> select_states(Connection& db, int64_t run_id, bool with_predi
 }
 
 std::optional<State> select_state(Connection& db, int64_t state_id) {
-  Statement select(db, (std::string(kSelectState) + " WHERE id = ?1").c_str(),
+  Statement select(db, (select_state_sql(db) + " WHERE id = ?1").c_str(),
                    "reading state id " + std::to_string(state_id));
   select.bind(1, state_id);
   if (!select.step()) return std::nullopt;
@@ -387,7 +394,8 @@ int64_t insert_state(Connection& db, int64_t run_id, const StateRecord& r,
       db,
       ("INSERT INTO states (run_id, eval_order, latent_json, lambda1_json, lambda2_json, "
        "policy_json, dev_score, accepted, best_so_far, changed_coordinate, delta, seconds, "
-       "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, " +
+       "git_commit, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+       "nullif(?14, ''), " +
        timestamp_param(13) + ")")
           .c_str(),
       "recording state " + std::to_string(r.eval_order) + " of run id " + std::to_string(run_id));
@@ -403,7 +411,8 @@ int64_t insert_state(Connection& db, int64_t run_id, const StateRecord& r,
       .bind(10, r.changed_coordinate)
       .bind(11, r.delta)
       .bind(12, r.seconds)
-      .bind(13, created_at);
+      .bind(13, created_at)
+      .bind(14, r.git_commit);
   insert.run();
   const int64_t state_id = db.last_insert_rowid();
   insert_predictions(
@@ -439,10 +448,12 @@ std::vector<PredictionRecord> select_predictions(Connection& db, int64_t state_i
 
 std::vector<Replay> select_replays(Connection& db, int64_t run_id) {
   Statement select(db,
-                   "SELECT replays.id, state_id, eval_order, split, score, official_score, "
-                   "replays.seconds, replays.created_at FROM replays "
-                   "JOIN states ON states.id = replays.state_id "
-                   "WHERE states.run_id = ?1 ORDER BY eval_order",
+                   ("SELECT replays.id, state_id, eval_order, split, score, official_score, "
+                    "replays.seconds, replays.created_at, " +
+                    commit_column(db, "replays") +
+                    " FROM replays JOIN states ON states.id = replays.state_id "
+                    "WHERE states.run_id = ?1 ORDER BY eval_order")
+                       .c_str(),
                    "reading the replays of run id " + std::to_string(run_id));
   select.bind(1, run_id);
   std::vector<Replay> out;
@@ -456,6 +467,7 @@ std::vector<Replay> select_replays(Connection& db, int64_t run_id) {
     r.official_score = select.real(5);
     r.seconds = select.real(6);
     r.created_at = select.text(7);
+    r.git_commit = select.optional_text(8).value_or("");
     out.push_back(std::move(r));
   }
   return out;
@@ -472,7 +484,7 @@ int64_t insert_replay(Connection& db, int64_t state_id, const ReplayRecord& r,
                       const std::string& created_at) {
   Statement insert(db,
                    ("INSERT INTO replays (state_id, split, score, official_score, seconds, "
-                    "created_at) VALUES (?1, 'test', ?2, ?3, ?4, " +
+                    "git_commit, created_at) VALUES (?1, 'test', ?2, ?3, ?4, nullif(?6, ''), " +
                     timestamp_param(5) + ")")
                        .c_str(),
                    "recording the replay of state id " + std::to_string(state_id));
@@ -480,7 +492,8 @@ int64_t insert_replay(Connection& db, int64_t state_id, const ReplayRecord& r,
       .bind(2, r.score)
       .bind(3, r.official_score)
       .bind(4, r.seconds)
-      .bind(5, created_at);
+      .bind(5, created_at)
+      .bind(6, r.git_commit);
   insert.run();
   const int64_t replay_id = db.last_insert_rowid();
   insert_predictions(db, state_id, "test", r.predictions,

@@ -133,6 +133,14 @@ CREATE TABLE cache_layouts (
 );
 )SQL";
 
+// What version 3 added to version 2: the binary that computed each split. A state's dev split and
+// a replay's test split record the kvsearch build that evaluated them (build_info::git_commit()),
+// which differs from the run's when a job resumed on another build; NULL in rows recorded before.
+constexpr const char* kVersion3Sql = R"SQL(
+ALTER TABLE states ADD COLUMN git_commit TEXT;
+ALTER TABLE replays ADD COLUMN git_commit TEXT;
+)SQL";
+
 constexpr unsigned char kSqliteMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
                                             'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
 constexpr size_t kHeaderBytes = 100;
@@ -240,6 +248,7 @@ std::unique_ptr<Connection> open_database(const std::string& path, Access access
     if (create) {
       connection->exec(kSchemaSql, "creating the schema");
       connection->exec(kVersion2Sql, "creating the schema");
+      connection->exec(kVersion3Sql, "creating the schema");
       connection->exec(
           strfmt("PRAGMA application_id = %lld; PRAGMA user_version = %lld",
                  static_cast<long long>(kApplicationId), static_cast<long long>(kSchemaVersion)),
@@ -259,13 +268,19 @@ std::unique_ptr<Connection> open_database(const std::string& path, Access access
     throw error_at(path, "database schema version " + std::to_string(version) +
                              " is newer than this build's version " +
                              std::to_string(kSchemaVersion) + ": open it with a newer kvsearch");
-  if (version == 1) {
-    if (read_only) return connection;  // read as it is: it has no cache layouts
+  if (version < kSchemaVersion && version >= 1) {
+    if (read_only) return connection;  // read as it is: the rows lack what later versions added
     Transaction transaction(*connection);
-    if (pragma_integer(*connection, "PRAGMA user_version") == 1) {  // not migrated meanwhile
-      connection->exec(kVersion2Sql, "migrating the schema from version 1 to 2");
-      connection->exec("PRAGMA user_version = 2", "recording the schema version");
-      log::debug(path + ": migrated the schema from version 1 to 2 (cache_layouts)");
+    const int64_t found =
+        pragma_integer(*connection, "PRAGMA user_version");  // migrated meanwhile?
+    if (found < 2) connection->exec(kVersion2Sql, "migrating the schema from version 1 to 2");
+    if (found < 3) connection->exec(kVersion3Sql, "migrating the schema to version 3");
+    if (found < kSchemaVersion) {
+      connection->exec(strfmt("PRAGMA user_version = %lld", static_cast<long long>(kSchemaVersion)),
+                       "recording the schema version");
+      log::debug(path + strfmt(": migrated the schema from version %lld to %lld",
+                               static_cast<long long>(found),
+                               static_cast<long long>(kSchemaVersion)));
     }
     transaction.commit();
     return connection;
@@ -274,6 +289,13 @@ std::unique_ptr<Connection> open_database(const std::string& path, Access access
     throw error_at(path, "unknown database schema version " + std::to_string(version) +
                              " (this build writes " + std::to_string(kSchemaVersion) + ")");
   return connection;
+}
+
+bool has_column(Connection& connection, const std::string& table, const std::string& column) {
+  Statement statement(connection, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+                      "looking up column " + table + "." + column);
+  statement.bind(1, table).bind(2, column);
+  return statement.step();
 }
 
 bool has_table(Connection& connection, const std::string& name) {

@@ -12,11 +12,13 @@
 namespace kvs::experiment::test_support {
 
 // Records a finished run with one accepted state and, when test >= 0, its official test score;
-// per-question scores when given (dev: the state's, test: the replay's).
+// per-question scores when given (dev: the state's, test: the replay's). The run records binary
+// "abc123"; its splits record `split_binary` ("": none, as before schema version 3).
 inline void record(store::Store& db, const ExperimentSpec& spec, const std::string& dataset,
                    const std::string& method, int64_t budget, double test,
                    const std::vector<double>& dev_questions = {},
-                   const std::vector<double>& test_questions = {}) {
+                   const std::vector<double>& test_questions = {},
+                   const std::string& split_binary = "") {
   const auto predictions = [](const std::vector<double>& scores) {
     std::vector<store::PredictionRecord> out;
     for (size_t i = 0; i < scores.size(); ++i) {
@@ -46,12 +48,14 @@ inline void record(store::Store& db, const ExperimentSpec& spec, const std::stri
   s.best_so_far = 50;
   s.accepted = true;
   s.predictions = predictions(dev_questions);
+  s.git_commit = split_binary;
   db.record_state(run, s);
   if (test >= 0) {
     store::ReplayRecord replay;
     replay.score = test;
     replay.official_score = test;
     replay.predictions = predictions(test_questions);
+    replay.git_commit = split_binary;
     db.record_replay(db.states_of(run).front(), replay);
   }
   db.mark_finished(run);

@@ -238,6 +238,12 @@ def main():
         table1 = read_text(os.path.join(report, "table1.md"))
         check("**" in table1 and "Wins" in table1 and "Macro average" in table1,
               f"table 1 lacks the bold best, the wins or the macro row:\n{table1}")
+        # Every split names the binary that computed it, this build's (merged along), as the runs do.
+        for table in ("states", "replays"):
+            binaries = rows(merged, f"SELECT DISTINCT {table}.git_commit FROM {table}")
+            run_binaries = rows(merged, "SELECT DISTINCT git_commit FROM runs")
+            check(binaries == run_binaries and None not in [b for (b,) in binaries],
+                  f"{table} do not record their binary: {binaries} (runs: {run_binaries})")
         full = rows(merged, "SELECT DISTINCT budget, profile_family FROM runs WHERE run_key LIKE '%/full-cache/%'")
         check(full == [(1 << 24, "baseline")], f"the full cache is not one SnapKV run above every prompt: {full}")
         check(table1.splitlines()[2].startswith("| Dataset | Full cache |"), f"table 1 lacks the full cache:\n{table1}")
@@ -247,8 +253,13 @@ def main():
                   f"the noise table lacks {d}'s question counts:\n{noise}")
         lines = read_text(os.path.join(report, "table2.csv")).splitlines()
         (table2,) = [t for t in spec["tables"] if t["name"] == "table2"]
-        check(len(lines) == 1 + len(spec["budgets"]) and lines[0].startswith(",".join(["Budget", *table2["methods"]])),
-              f"table 2 csv: {lines}")
+        budget_columns = [f"B = {b}" for b in spec["budgets"]]
+        check(len(lines) == 1 + len(table2["methods"]) and lines[0].startswith(",".join(["Method", *budget_columns]))
+              and [line.split(",")[0] for line in lines[1:]] == table2["methods"],
+              f"table 2 csv is not a row per method and a column per budget: {lines}")
+        gains = read_text(os.path.join(report, "table2_gains.csv")).splitlines()
+        check(len(gains) == len(table2["methods"]) and table2["baseline"] not in [g.split(",")[0] for g in gains[1:]],
+              f"table 2's gains: not a row per method but the baseline: {gains}")
         # Where the cache went: uniform SnapKV keeps B in every layer and head, PyramidKV's layers
         # differ and only they are drawn; the layouts came through the merge.
         cache = read_text(os.path.join(report, "cache.md"))
@@ -262,11 +273,16 @@ def main():
               and ">SnapKV<" not in read_text(layers_svg),
               "cache_layers_B32.svg does not draw PyramidKV alone of the uniform and pyramid methods")
         index = read_text(os.path.join(report, "README.md"))
-        check("pipeline.json" in index and "commit" in index, "the report does not name its spec and commit")
-        figures_drawn = "figures skipped" not in text
-        for fig in spec["figures"]:
-            check(not figures_drawn or os.path.isfile(os.path.join(report, fig["name"] + ".png")),
-                  f"figure {fig['name']} missing")
+        commit = rows(merged, "SELECT DISTINCT git_commit FROM runs")[0][0]
+        check("pipeline.json" in index and f"results computed by the kvsearch binaries of commit {commit}" in index
+              and "report written by the kvsearch binary of commit" in index,
+              "the report does not name its spec and the commits of its results and of itself")
+        for fig in spec["figures"]:  # drawn by the binary itself: always there, no PNG, no data file
+            svg = os.path.join(report, fig["name"] + ".svg")
+            check(os.path.isfile(svg) and read_text(svg).startswith("<svg ") and f"({fig['name']}.svg)" in index,
+                  f"figure {fig['name']} missing or not linked from the index")
+            check(not os.path.exists(os.path.join(report, fig["name"] + ".png")), f"figure {fig['name']}: a PNG")
+        check(not os.path.exists(os.path.join(report, "figures.json")), "the report wrote figures.json")
         expect_error("report of an empty database", "report", PIPELINE_SPEC, "--longbench", lb, "--db", os.path.join(tmp, "x.sqlite"),
                      "--out", os.path.join(tmp, "r2"))
     finish(passed="experiment plan/run/merge/report: all checks passed")

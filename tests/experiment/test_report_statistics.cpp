@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -15,7 +16,9 @@
 #include "core/error.h"
 #include "core/strfmt.h"
 #include "experiment/cell_estimates.h"
+#include "experiment/comparison.h"
 #include "experiment/experiment_scores.h"
+#include "experiment/findings.h"
 #include "experiment/report.h"
 #include "experiment/report_figures.h"
 #include "experiment/results.h"
@@ -109,7 +112,6 @@ class ReportStatistics : public ::testing::Test {
     ReportRequest r;
     r.db_path = db_path();
     r.out_dir = dir_.file(out);
-    r.plot_script = dir_.file("no-plot-script.py");  // the spec asks for no PNG figure anyway
     r.bootstrap = {seed, 500};
     return r;
   }
@@ -166,12 +168,14 @@ TEST_F(ReportStatistics, IntervalCellsEqualThePairedStatistics) {
   const Table t2 = make_table(table("t2"), spec_, results, &estimates);  // macro per budget
   const std::vector<int64_t> budgets = {32, 64};
   for (size_t b = 0; b < budgets.size(); ++b)
-    for (size_t m = 0; m < 2; ++m)
-      expect_cell(t2, b, m + 1,
+    for (size_t m = 0; m < 2; ++m)  // a row per method, a column per budget
+      expect_cell(t2, m, b + 1,
                   macro_average({points_of("qasper", methods[m], budgets[b]),
                                  points_of("hotpotqa", methods[m], budgets[b])},
                                 bootstrap_));
-  EXPECT_TRUE(t2.intervals[0].size() <= 3 || !t2.intervals[0][3]);  // gains: in the paired table
+  const Table gains = gains_table(table("t2"), spec_, results, &estimates);
+  ASSERT_EQ(gains.rows.size(), 1u);  // Global's; their intervals: in the paired table
+  EXPECT_EQ(to_csv(gains).find(" low"), std::string::npos);
 
   const Table t3 = make_table(table("t3"), spec_, results, &estimates);
   expect_cell(
@@ -238,7 +242,8 @@ TEST_F(ReportStatistics, HolmTableListsExactlyTheSurvivingComparisons) {
       if (!c.survives) losers.push_back(c);
     const Table none = surviving_table(table(name), losers, bootstrap_);
     EXPECT_TRUE(none.rows.empty());
-    EXPECT_NE(to_markdown(none).find("None of the table's 2 paired comparisons survives"),
+    EXPECT_NE(to_markdown(none).find(
+                  "None of the table's 2 paired comparisons between two methods survives"),
               std::string::npos)
         << to_markdown(none);
   }
@@ -283,15 +288,17 @@ TEST_F(ReportStatistics, ReportIsByteIdenticalForOneSeedAndWritesItsFigures) {
 
   const std::string index = read(dir_.file("a") + "/README.md");
   EXPECT_NE(index.find("500 resamples, seed 3 (--resamples, --seed)"), std::string::npos) << index;
-  EXPECT_NE(index.find("Differences in t1 that survive Holm's correction"), std::string::npos);
+  EXPECT_NE(index.find("Differences between t1's methods that survive Holm's correction"),
+            std::string::npos);
   EXPECT_NE(index.find("![t2: test score against budget"), std::string::npos) << index;
 
   // t2's figures: a band and a line per method; the heat map's cells are the macro averages.
   const std::string band = read(dir_.file("a") + "/t2_budgets.svg");
   EXPECT_EQ(band.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
-  EXPECT_EQ(count(band, "<polygon"), 2u);
+  EXPECT_EQ(count(band, "fill-opacity=\"0.20\""), 2u);  // the bands
   EXPECT_EQ(count(band, "<polyline"), 2u);
-  EXPECT_EQ(count(band, "<circle"), 4u);
+  EXPECT_EQ(count(band, "<circle"), 2u + 1u);        // PyramidKV's points and legend: circles
+  EXPECT_EQ(count(band, "<rect x="), 2u + 1u + 1u);  // Global's: squares; and the frame
   EXPECT_NE(band.find(">PyramidKV</text>"), std::string::npos);
   const std::string heat = read(dir_.file("a") + "/t2_heatmap.svg");
   EXPECT_EQ(count(heat, "<rect x="), 4u);  // 2 methods x 2 budgets
@@ -302,7 +309,9 @@ TEST_F(ReportStatistics, ReportIsByteIdenticalForOneSeedAndWritesItsFigures) {
   }
   // t1 at every budget of the spec: Segments only at 64, so one point and no line to draw to.
   const std::string t1_band = read(dir_.file("a") + "/t1_budgets.svg");
-  EXPECT_EQ(count(t1_band, "<circle"), 2u + 2u + 0u);  // Segments lacks hotpotqa: no macro
+  EXPECT_EQ(count(t1_band, "<circle"), 2u + 1u);   // PyramidKV's two points and its legend
+  EXPECT_EQ(count(t1_band, "<polygon"), 2u + 1u);  // two bands; Segments: its legend's triangle
+  EXPECT_EQ(count(t1_band, "stroke-width=\"6\""), 0u);  // Segments lacks hotpotqa: no macro
 }
 
 TEST_F(ReportStatistics, RefusesABadResampleCountNamingTheOption) {
@@ -314,6 +323,107 @@ TEST_F(ReportStatistics, RefusesABadResampleCountNamingTheOption) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--resamples"), std::string::npos) << e.what();
   }
+}
+
+// With the full cache among a table's methods: the paired table lists the differences between
+// methods first; the significance table holds those alone; the comparisons against the full cache
+// go to a short table of their own; the findings name the largest surviving difference per budget,
+// the better method first, with its interval, W/L/T and p after Holm. On qasper (24 questions):
+// the full cache scores every question, PyramidKV 6 (B = 64) and 4 (B = 32), Global 22 and 12.
+TEST(ReportFullCache, MethodDifferencesFirstTheFullCacheApartAndFindings) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  json["methods"].push_back({{"name", "Full cache"}, {"profile", "full"}});
+  json["tables"] = nlohmann::json::array({{{"name", "t4"},
+                                           {"kind", "budgets"},
+                                           {"methods", {"Full cache", "PyramidKV", "Global"}},
+                                           {"baseline", "PyramidKV"},
+                                           {"datasets", {"qasper"}}}});
+  const ExperimentSpec spec = load_spec(test_support::write_text(dir, "full.json", json.dump()));
+  const auto level = [](int solved) {
+    return scores([solved](int i) { return i < solved ? 0.55 + 0.017 * i : 0.013 * i; });
+  };
+  const std::map<std::pair<std::string, int64_t>, std::vector<double>> runs = {
+      {{"Full cache", kFullCacheBudget}, level(kQuestions)},
+      {{"PyramidKV", 64}, level(6)},
+      {{"Global", 64}, level(22)},
+      {{"PyramidKV", 32}, level(4)},
+      {{"Global", 32}, level(12)}};
+  const std::string db_path = dir.file("results.sqlite");
+  {
+    store::Store db(db_path);
+    db.find_or_create_experiment(spec.name, spec.identity_json);
+    for (const auto& [key, s] : runs)
+      test_support::record(db, spec, "qasper", key.first, key.second, mean_points(s), {1}, s);
+  }
+  const Bootstrap bootstrap{7, 2000};
+  const TableSpec& t4 = spec.tables.at(0);
+  const auto comparisons =
+      compare_table_methods(t4, spec, ExperimentScores(spec, db_path), bootstrap);
+  ASSERT_EQ(comparisons.size(), 6u);
+
+  const Table all = comparisons_table(t4, comparisons, bootstrap);
+  ASSERT_EQ(all.rows.size(), 6u);
+  for (size_t r = 0; r < all.rows.size(); ++r)  // two rows between methods, then the full cache
+    EXPECT_EQ(all.rows[r][2] == "Full cache", r >= 2) << r;
+
+  const Table significant = surviving_table(t4, comparisons, bootstrap);
+  ASSERT_EQ(significant.rows.size(), 2u);  // PyramidKV vs Global at 32 (p 2^-7) and 64 (2^-15)
+  for (const auto& row : significant.rows) {
+    EXPECT_EQ(row[2], "PyramidKV");
+    EXPECT_EQ(row[3], "Global");
+  }
+
+  // At 64 Global solves 22 questions against the full cache's 24: p = 1/2, not significant.
+  const auto full = full_cache_table(t4, comparisons);
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->name, "t4_full_cache");
+  ASSERT_EQ(full->rows.size(), 2u);
+  const std::vector<double> cache = points(runs.at({"Full cache", kFullCacheBudget}));
+  const PairedComparison global_64 =
+      compare_paired(points(runs.at({"Global", 64})), cache, bootstrap);
+  EXPECT_EQ(
+      full->rows[0],
+      (std::vector<std::string>{
+          "32", "qasper", strfmt("%.2f", mean_points(runs.at({"Full cache", kFullCacheBudget}))),
+          "2", "2 of 2", "-", "-"}));
+  EXPECT_EQ(full->rows[1][4], "1 of 2");
+  EXPECT_EQ(full->rows[1][5], "Global " + signed_points(global_64.difference.value) + " [" +
+                                  signed_points(global_64.difference.low) + ", " +
+                                  signed_points(global_64.difference.high) + "]");
+  EXPECT_LT(global_64.difference.value, 0);
+
+  const std::string findings = findings_section(t4, comparisons);
+  const PairedComparison pyramid_64 = compare_paired(points(runs.at({"PyramidKV", 64})),
+                                                     points(runs.at({"Global", 64})), bootstrap);
+  double holm_64 = 0;
+  for (const TableComparison& c : comparisons)
+    if (c.budget == 64 && c.full_cache.empty()) holm_64 = c.p_holm;
+  EXPECT_NE(findings.find(strfmt("- **B = 64**: 1 of 1 differences between two methods survive; "
+                                 "the largest (each winner once): Global over PyramidKV on qasper: "
+                                 "%s [%s, %s] "
+                                 "(16/0/8, p Holm %s). Against the full cache: 1 of 2 method "
+                                 "results below it, 1 not significant.",
+                                 signed_points(-pyramid_64.difference.value).c_str(),
+                                 signed_points(-pyramid_64.difference.high).c_str(),
+                                 signed_points(-pyramid_64.difference.low).c_str(),
+                                 p_text(holm_64).c_str())),
+            std::string::npos)
+      << findings;
+  EXPECT_LT(findings.find("**B = 32**"), findings.find("**B = 64**")) << findings;
+
+  ReportRequest request;
+  request.db_path = db_path;
+  request.out_dir = dir.file("report");
+  request.bootstrap = bootstrap;
+  write_report(spec, request);
+  const std::string index = read(dir.file("report") + "/README.md");
+  EXPECT_NE(index.find(findings), std::string::npos);
+  EXPECT_LT(index.find("### Findings: t4"), index.find("| Method | B = 32 | B = 64 |")) << index;
+  EXPECT_LT(index.find("Differences between t4's methods"), index.find("against the full cache"))
+      << index;
+  EXPECT_FALSE(read(dir.file("report") + "/t4_full_cache.md").empty());
+  EXPECT_FALSE(read(dir.file("report") + "/t4_gains.csv").empty());
 }
 
 }  // namespace

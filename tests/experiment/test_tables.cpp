@@ -61,12 +61,44 @@ TEST_F(ReportTables, DatasetsTableMarksTheRowBestAndCountsWins) {
   EXPECT_NE(to_csv(t).find("best,Global (paper)\nqasper,20.00,30.00,25.00,Global,\n"), std::string::npos);
 }
 
-TEST_F(ReportTables, BudgetsTableGivesMacroAndGainPerBudget) {
+// Methods as rows, budgets as columns, the column's best in bold; the gains in a table of their
+// own, without the baseline's row.
+TEST_F(ReportTables, BudgetsTableHasMethodRowsAndBudgetColumnsAndGainsApart) {
   const ExperimentResults results(spec_, db_path());
   const Table t = make_table(table("t2"), spec_, results);
-  ASSERT_EQ(t.header, (std::vector<std::string>{"Budget", "PyramidKV", "Global", "Global gain"}));
-  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"B = 32", "20.00", "-", "-"}));  // a replay missing
-  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"B = 64", "30.00", "35.00", "+5.00"}));
+  ASSERT_EQ(t.header, (std::vector<std::string>{"Method", "B = 32", "B = 64"}));
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"PyramidKV", "20.00", "30.00"}));
+  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"Global", "-", "35.00"}));  // a replay missing
+  EXPECT_TRUE(t.bold[0][1]);   // B = 32: PyramidKV, the only score
+  EXPECT_FALSE(t.bold[0][2]);  // B = 64: Global's 35 beats 30
+  EXPECT_TRUE(t.bold[1][2]);
+  for (const auto& h : t.header) EXPECT_EQ(h.find("gain"), std::string::npos) << h;
+
+  const Table gains = gains_table(table("t2"), spec_, results);
+  EXPECT_EQ(gains.name, "t2_gains");
+  ASSERT_EQ(gains.header, (std::vector<std::string>{"Method", "B = 32", "B = 64"}));
+  ASSERT_EQ(gains.rows.size(), 1u);  // PyramidKV is the baseline
+  EXPECT_EQ(gains.rows[0], (std::vector<std::string>{"Global", "-", "+5.00"}));
+}
+
+// The spec writes a budgets table's paper numbers as {budget: {column: number}}: they land in the
+// method's row, under "B = <budget> (paper)", the gains in the gains table.
+TEST_F(ReportTables, BudgetsTableTurnsThePaperNumbersAround) {
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  json["tables"][1]["reference"] = {{"64", {{"Global", 34.44}, {"Global gain", 1.13}}},
+                                    {"32", {{"PyramidKV", 9.5}}}};
+  const ExperimentSpec spec = load_spec(test_support::write_text(dir_, "ref.json", json.dump()));
+  const ExperimentResults results(spec, db_path());
+  const Table t = make_table(spec.tables.at(1), spec, results);
+  ASSERT_EQ(t.header, (std::vector<std::string>{"Method", "B = 32", "B = 64", "B = 32 (paper)",
+                                                "B = 64 (paper)"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"PyramidKV", "20.00", "30.00", "9.5", ""}));
+  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"Global", "-", "35.00", "", "34.44"}));
+  const Table gains = gains_table(spec.tables.at(1), spec, results);
+  ASSERT_EQ(gains.header,
+            (std::vector<std::string>{"Method", "B = 32", "B = 64", "B = 64 (paper)"}));
+  EXPECT_EQ(gains.rows[0], (std::vector<std::string>{"Global", "-", "+5.00", "1.13"}));
 }
 
 TEST_F(ReportTables, MethodsTableCountsDatasetsBetterThanTheBaseline) {
@@ -112,8 +144,11 @@ TEST(ReportNoise, FullCacheAtEveryBudgetAndTheNoiseFloor) {
   EXPECT_EQ(results.test("qasper", "Full cache", 64), 75);
   EXPECT_EQ(results.get("qasper", "Full cache", 64)->test_questions, (std::vector<double>{1, 1, 1, 0}));
   const Table budgets = make_table(spec.tables.at(3), spec, results);
-  EXPECT_EQ(budgets.rows.at(0), (std::vector<std::string>{"B = 32", "75.00", "25.00", "-50.00"}));
-  EXPECT_EQ(budgets.rows.at(1), (std::vector<std::string>{"B = 64", "75.00", "50.00", "-25.00"}));
+  EXPECT_EQ(budgets.rows.at(0), (std::vector<std::string>{"Full cache", "75.00", "75.00"}));
+  EXPECT_EQ(budgets.rows.at(1), (std::vector<std::string>{"PyramidKV", "25.00", "50.00"}));
+  const Table gains = gains_table(spec.tables.at(3), spec, results);
+  ASSERT_EQ(gains.rows.size(), 1u);
+  EXPECT_EQ(gains.rows.at(0), (std::vector<std::string>{"PyramidKV", "-50.00", "-25.00"}));
 
   const Table noise = noise_table(spec, results);
   EXPECT_EQ(noise.header.at(3), "Per-question SD (test)");

@@ -71,6 +71,8 @@ inline StateRecord make_state(int64_t order, int questions = 3) {
   // Every other state records where its cache went (a layer-wise allocator's counts differ).
   if (order % 2 == 0)
     s.cache = CacheLayout{questions, 1.0 / 3.0 + order, 4096.5, 4096, {{0.1 + 0.2, 7}, {9.25, 2}}};
+  // Each split names its binary: a run resumed on another build has states of both.
+  s.git_commit = order < 2 ? "abc123def456" : "fedcba987654-dirty-0123456789ab";
   return s;
 }
 
@@ -81,6 +83,7 @@ inline ReplayRecord make_replay(int questions = 4) {
   r.seconds = 99.5;
   for (int q = 0; q < questions; ++q) r.predictions.push_back(make_prediction(100 + q, 0.5));
   r.cache = CacheLayout{questions, 40.5, 8192, 6144, {{12.5, 1.0 / 7.0}, {20, 7}}};
+  r.git_commit = "0a1b2c3d4e5f";  // the test split's own build
   return r;
 }
 
@@ -134,6 +137,7 @@ inline void expect_same(const StateRecord& a, const StateRecord& b) {
   EXPECT_EQ(a.seconds, b.seconds);
   expect_same(a.predictions, b.predictions);
   EXPECT_EQ(a.cache, b.cache);
+  EXPECT_EQ(a.git_commit, b.git_commit);
 }
 
 // Runs `action`, which must throw a kvs::Error whose message contains every one of `parts`.

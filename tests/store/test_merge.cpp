@@ -104,6 +104,10 @@ TEST(Merge, CombinesJobsOnceAndIsIdempotent) {
   }
   expect_same(target.predictions_of(into_states[0], "test"),
               source.predictions_of(from_states[0], "test"));
+  // Each split's binary comes along (expect_same compares the states').
+  ASSERT_EQ(target.replays_of(into).size(), 1u);
+  EXPECT_EQ(target.replays_of(into)[0].git_commit, "0a1b2c3d4e5f");
+  EXPECT_EQ(into_states[3].record.git_commit, "fedcba987654-dirty-0123456789ab");
   // Where each state's cache went, on both splits, is copied with it.
   for (size_t i = 0; i < from_states.size(); ++i) {
     for (const char* split : {"dev", "test"}) {

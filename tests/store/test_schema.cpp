@@ -15,6 +15,7 @@ namespace kvs::store {
 namespace {
 
 using test_support::expect_error;
+using test_support::make_replay;
 using test_support::make_spec;
 using test_support::make_state;
 using test_support::ScratchDir;
@@ -89,32 +90,58 @@ TEST(Schema, NewerSchemaVersionIsRefused) {
   expect_error([&] { Store store(path, Access::read_only); }, {path, "newer"});
 }
 
-// A version-1 file (before cache_layouts) reads as it is and is migrated when opened for
-// writing: its data kept, the layouts of new states recorded.
-TEST(Schema, VersionOneIsReadAndMigratedOnWrite) {
-  ScratchDir dir;
-  const std::string path = dir.file("v1.db");
+// A database written by this build, then turned back into the tables of schema `version` (1 or
+// 2): one run with one state and its test replay.
+void write_older(const std::string& path, int64_t version) {
   {
     Store store(path);
-    store.record_state(store.find_or_create_run(make_spec("r")).run, make_state(0));
+    const store::Run run = store.find_or_create_run(make_spec("r")).run;
+    store.record_state(run, make_state(0));
+    store.record_replay(store.states_of(run).front(), make_replay());
   }
-  {
-    Connection db(path, false, 1000);
-    db.exec("DROP TABLE cache_layouts; PRAGMA user_version = 1", "test");
+  Connection db(path, false, 1000);
+  db.exec(std::string(version < 2 ? "DROP TABLE cache_layouts; " : "") +
+              "ALTER TABLE states DROP COLUMN git_commit; ALTER TABLE replays DROP COLUMN "
+              "git_commit; PRAGMA user_version = " +
+              std::to_string(version),
+          "test");
+}
+
+int64_t version_of(const std::string& path) {
+  Connection db(path, true, 1000);
+  return pragma(db, "PRAGMA user_version");
+}
+
+// Older files read as they are: a version-1 file has no cache layouts, neither it nor a version-2
+// file (results/example-*/results.sqlite) names the binary of a split (the report then falls back
+// to the run's); reading leaves their version alone.
+TEST(Schema, OlderVersionsAreReadAsTheyAre) {
+  for (const int64_t version : {1, 2}) {
+    SCOPED_TRACE(version);
+    ScratchDir dir;
+    const std::string path = dir.file("old.db");
+    write_older(path, version);
+    {
+      Store store(path, Access::read_only);
+      const store::Run run = store.list_runs().front();
+      const State state = store.states_of(run).front();
+      EXPECT_EQ(store.cache_layout(state, "dev").has_value(), version >= 2);
+      EXPECT_EQ(state.record.git_commit, "");
+      EXPECT_EQ(store.replays_of(run).front().git_commit, "");
+      EXPECT_EQ(run.spec.git_commit, "abc123def456");
+    }
+    EXPECT_EQ(version_of(path), version);
   }
-  {
-    Store store(path, Access::read_only);
-    const store::Run run = store.list_runs().front();
-    const State state = store.states_of(run).front();
-    EXPECT_FALSE(store.cache_layout(state, "dev").has_value());
-    Connection db(path, true, 1000);
-    EXPECT_EQ(pragma(db, "PRAGMA user_version"), 1);
-  }
+}
+
+// A version-1 file is migrated when opened for writing: its data kept, the layouts of new states
+// recorded.
+TEST(Schema, VersionOneIsMigratedOnWrite) {
+  ScratchDir dir;
+  const std::string path = dir.file("v1.db");
+  write_older(path, 1);
   Store store(path);
-  {
-    Connection db(path, true, 1000);
-    EXPECT_EQ(pragma(db, "PRAGMA user_version"), 2);
-  }
+  EXPECT_EQ(version_of(path), kSchemaVersion);
   const store::Run run = store.find_or_create_run(make_spec("r")).run;
   StateRecord with_layout = make_state(1);
   with_layout.cache = CacheLayout{3, 10.5, 2048, 1024, {{2.5, 3}, {4, 1}}};
@@ -124,6 +151,26 @@ TEST(Schema, VersionOneIsReadAndMigratedOnWrite) {
   EXPECT_FALSE(store.cache_layout(states[0], "dev").has_value());
   EXPECT_EQ(store.cache_layout(states[1], "dev"), with_layout.cache);
   EXPECT_FALSE(store.cache_layout(states[1], "test").has_value());
+}
+
+// A version-2 file is migrated to version 3 when opened for writing: its rows kept (naming no
+// binary), new states and replays recording theirs.
+TEST(Schema, VersionTwoIsMigratedOnWrite) {
+  ScratchDir dir;
+  const std::string path = dir.file("v2.db");
+  write_older(path, 2);
+  Store store(path);
+  EXPECT_EQ(version_of(path), 3);
+  const store::Run run = store.find_or_create_run(make_spec("r")).run;
+  StateRecord resumed = make_state(1);
+  resumed.git_commit = "fedcba987654-dirty-0123456789ab";  // resumed on another build
+  store.record_state(run, resumed);
+  store.record_replay(store.states_of(run)[1], make_replay());
+  const std::vector<State> states = store.states_of(run);
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].record.git_commit, "");
+  EXPECT_EQ(states[1].record.git_commit, "fedcba987654-dirty-0123456789ab");
+  EXPECT_EQ(store.replays_of(run)[1].git_commit, "0a1b2c3d4e5f");
 }
 
 TEST(Schema, OtherSqliteDatabaseIsRefused) {

@@ -129,6 +129,7 @@ TEST(Store, StateRoundTripWithPredictions) {
     expect_same(states[i].record, recorded[i]);
   }
   EXPECT_FALSE(states[0].record.changed_coordinate.has_value());  // the warm start
+  EXPECT_EQ(states[3].record.git_commit, "fedcba987654-dirty-0123456789ab");  // its own build
   EXPECT_TRUE(store.states_of(run, false)[2].record.predictions.empty());
   expect_same(store.predictions_of(states[3], "dev"), recorded[3].predictions);
   EXPECT_TRUE(store.predictions_of(states[3], "test").empty());
@@ -218,6 +219,7 @@ TEST(Store, ReplayRoundTrip) {
   EXPECT_EQ(replays[1].score, replay.score);
   EXPECT_EQ(replays[1].official_score, replay.official_score);
   EXPECT_EQ(replays[1].seconds, replay.seconds);
+  EXPECT_EQ(replays[1].git_commit, "0a1b2c3d4e5f");  // the test split's build, not the run's
   EXPECT_FALSE(replays[1].created_at.empty());
   expect_same(store.predictions_of(states[2], "test"), replay.predictions);
   EXPECT_EQ(store.predictions_of(states[2], "dev").size(), 3u);  // the state's own
