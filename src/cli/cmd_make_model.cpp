@@ -13,7 +13,10 @@ void setup_make_model(CLI::App& parent) {
   auto opts = std::make_shared<kvs::model::MakeModelOptions>();
   auto out = std::make_shared<std::string>();
   cmd->add_option("--out", *out, "Output directory")->required();
-  cmd->add_option("--preset", opts->preset, "tiny | tiny-llama | tiny-llama3 | small | 110m")->capture_default_str();
+  cmd->add_option("--preset", opts->preset,
+                  "tiny | tiny-llama | tiny-llama3 | tiny-qwen2 | tiny-qwen3 | small | 110m |\n"
+                  "qwen3-0.6b | llama-0.6b (Qwen3-0.6B's shapes)")
+      ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Random seed")->capture_default_str();
   cmd->add_option("--dtype", opts->dtype, "Stored dtype: f32 | f16 | bf16")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}))

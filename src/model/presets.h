@@ -10,7 +10,9 @@
 namespace kvs::model {
 
 // tiny: 2 layers, hidden 64, 4 heads, 2 KV heads; small: ~15M parameters; 110m: the Llama-2 110M
-// shape with GQA; tiny-llama: tiny with model_type llama and rope_scaling llama3.
+// shape with GQA; tiny-llama: tiny with model_type llama and rope_scaling llama3; tiny-qwen2: tiny
+// with q/k/v biases and tied embeddings; tiny-qwen3: tiny with per-head q/k norms and head_dim 32
+// (not hidden / heads); qwen3-0.6b: Qwen3-0.6B's shapes; llama-0.6b: the same as a llama.
 ModelConfig preset_config(const std::string& preset, int64_t vocab_size);
 std::vector<std::string> preset_names();
 
