@@ -98,7 +98,12 @@ TEST(GgufWeights, NamesMapToTheLlamaLayout) {
   EXPECT_EQ(kvs::model::gguf_tensor_name("model.layers.12.self_attn.k_proj.weight"), "blk.12.attn_k.weight");
   EXPECT_EQ(kvs::model::gguf_tensor_name("model.layers.0.post_attention_layernorm.weight"),
             "blk.0.ffn_norm.weight");
-  EXPECT_THROW(kvs::model::gguf_tensor_name("model.layers.0.self_attn.q_norm.weight"), kvs::Error);
+  // qwen2's biases and qwen3's per-head norms, under llama.cpp's names
+  EXPECT_EQ(kvs::model::gguf_tensor_name("model.layers.3.self_attn.k_proj.bias"),
+            "blk.3.attn_k.bias");
+  EXPECT_EQ(kvs::model::gguf_tensor_name("model.layers.0.self_attn.q_norm.weight"),
+            "blk.0.attn_q_norm.weight");
+  EXPECT_THROW(kvs::model::gguf_tensor_name("model.layers.0.self_attn.o_proj.bias"), kvs::Error);
 }
 
 TEST(GgufWeights, UndoesTheRopePermutation) {
