@@ -21,9 +21,11 @@ void setup_make_model(CLI::App& parent) {
   cmd->add_option("--dtype", opts->dtype, "Stored dtype: f32 | f16 | bf16")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}))
       ->capture_default_str();
-  cmd->add_option("--tokenizer", opts->tokenizer_file,
-                  "Tokenizer to copy in as tokenizer.model (SentencePiece or tiktoken; sets the vocabulary).\n"
-                  "tiny-llama3 without one gets a synthetic Llama-3-shaped BPE vocabulary")
+  cmd->add_option(
+         "--tokenizer", opts->tokenizer_file,
+         "Tokenizer to copy in as tokenizer.model (SentencePiece or tiktoken) or tokenizer.json\n"
+         "(a byte-level BPE, with its tokenizer_config.json beside it); sets the vocabulary.\n"
+         "tiny-llama3 without one gets a synthetic Llama-3-shaped BPE vocabulary")
       ->check(CLI::ExistingFile);
   cmd->add_option("--max-shard-mb", opts->max_shard_bytes, "Shard size limit in MiB")
       ->transform([](std::string s) { return std::to_string(std::stoll(s) << 20); });

@@ -100,7 +100,7 @@ ModelConfig make_random_model(const std::string& out_dir, const MakeModelOptions
   }
   ModelConfig c = preset_config(options.preset, vocab_size);
   if (tok && options.preset != "tiny-llama3") {  // tiny-llama3 keeps Llama-3.1's ids
-    c.bos_token_id = tok->bos_id();
+    if (tok->bos_id() >= 0) c.bos_token_id = tok->bos_id();  // Qwen's tokenizers have no BOS
     c.eos_token_ids.assign(tok->eos_ids().begin(), tok->eos_ids().end());
   }
   if (options.sliding_window > 0) {
@@ -147,7 +147,10 @@ ModelConfig make_random_model(const std::string& out_dir, const MakeModelOptions
 
   save_weights(out_dir, c, w, options.dtype, options.max_shard_bytes);
   std::ofstream(fs::path(out_dir) / "config.json") << config_to_json(c);
-  const fs::path tokenizer_dest = fs::path(out_dir) / "tokenizer.model";
+  // A tokenizer.json keeps its name (the tokenizer_config.json naming its roles goes beside it).
+  const bool hf_json = fs::path(tokenizer_file).extension() == ".json";
+  const fs::path tokenizer_dest =
+      fs::path(out_dir) / (hf_json ? "tokenizer.json" : "tokenizer.model");
   if (!tokenizer_file.empty() &&
       !(fs::exists(tokenizer_dest) && fs::equivalent(tokenizer_file, tokenizer_dest)))
     fs::copy_file(tokenizer_file, tokenizer_dest, fs::copy_options::overwrite_existing);

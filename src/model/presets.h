@@ -20,7 +20,8 @@ struct MakeModelOptions {
   std::string preset = "tiny";
   uint64_t seed = 0;
   std::string dtype = "f32";          // f32 | f16 | bf16, as stored on disk
-  std::string tokenizer_file;         // copied in as tokenizer.model; sets the vocabulary size
+  std::string tokenizer_file;         // copied in as tokenizer.model (tokenizer.json: under its
+                                      // name); sets the vocabulary size
   int64_t max_shard_bytes = 1 << 30;  // larger checkpoints are sharded with an index
   int64_t sliding_window = 0;         // 0: null (full attention)
 };
