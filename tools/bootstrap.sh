@@ -13,7 +13,7 @@ SUDO=""
 debian_packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
-  libsqlite3-dev sqlite3 libpcre2-dev libgtest-dev googletest
+  libsqlite3-dev sqlite3 libpcre2-dev libicu-dev libgtest-dev googletest
   wamerican  # /usr/share/dict/words: the word list of `kvsearch data ruler`
   # The Slurm launcher's test starts its own single-node cluster (tools/slurm_local.sh) from these;
   # nothing here configures or enables the system's Slurm or munge services.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -114,7 +115,75 @@ std::vector<int32_t> runner_bench_prompt(int64_t tokens, int64_t vocab_size, int
   return ids;
 }
 
-RunnerBenchResult bench_runner(const RunnerBenchOptions& options) {
+namespace {
+
+// One checkpoint of a run: the model, its result, and per prompt length its prompt and the
+// repeats' figures so far.
+struct RunnerUnderTest {
+  const Transformer model;
+  RunnerBenchResult r;
+  struct Length {
+    std::vector<int32_t> ids;
+    std::vector<double> seconds, rate, fraction, decode_ms, decode_fraction;
+  };
+  std::vector<Length> lengths;
+};
+
+// The figures of a prompt length that need no timing, and the peak memory of an untimed prefill
+// (also the warm-up), before any probe allocates.
+RunnerLengthResult untimed_length(const RunnerUnderTest& t, int64_t tokens,
+                                  const RunnerBenchOptions& options, const PrefillOptions& prefill,
+                                  const std::vector<int32_t>& ids) {
+  const ModelConfig& c = t.model.config();
+  const double elem = static_cast<double>(c10::elementSize(t.model.dtype()));
+  const double layer_matmul_params = static_cast<double>(c.hidden_size) * c.head_dim *
+                                         (2 * c.num_attention_heads + 2 * c.num_key_value_heads) +
+                                     3.0 * c.hidden_size * c.intermediate_size;
+  RunnerLengthResult L;
+  L.prompt_tokens = tokens;
+  const double n = static_cast<double>(tokens);
+  // Causal attention: QK^T and PV over n(n+1)/2 query-key pairs per head.
+  const double attention_flops = 2.0 * 2.0 * c.num_attention_heads * c.head_dim * n * (n + 1) / 2;
+  L.prefill_gflop = (c.num_hidden_layers * (2.0 * n * layer_matmul_params + attention_flops) +
+                     2.0 * c.vocab_size * c.hidden_size) /
+                    1e9;
+  // Bytes every decode step reads: the weights as decode streams them (a GGUF file's stored
+  // blocks where it keeps them), and the keys and values cached so far (the prompt plus, on
+  // average, half the new tokens).
+  const double mean_cached = n + 0.5 * static_cast<double>(options.new_tokens);
+  L.decode_bytes = static_cast<double>(t.r.decode_weight_bytes) + elem * 2.0 * c.num_hidden_layers *
+                                                                      c.num_key_value_heads *
+                                                                      c.head_dim * mean_cached;
+
+  const at::Device device = t.model.device();
+  synchronize_device(device);
+  const int64_t rss_before = proc_status_bytes("VmRSS");
+  reset_peak_rss();
+  const int64_t heap_before = heap_bytes_in_use();
+  HeapPeak heap_peak;
+  t.model.prefill(ids, prefill);
+  const int64_t heap_peak_bytes = heap_peak.stop();
+  L.prefill_peak_extra_bytes = std::max<int64_t>(0, proc_status_bytes("VmHWM") - rss_before);
+  L.prefill_peak_heap_bytes =
+      heap_before < 0 ? -1 : std::max<int64_t>(0, heap_peak_bytes - heap_before);
+  // The bound: the full KV cache, a dozen [n, width] activations of one layer (hidden states,
+  // projections, RoPE temporaries, the attention output), the MLP's row chunk and 64 MiB of
+  // allocator slack. One layer's n x n scores alone would exceed it at these lengths.
+  const double width =
+      static_cast<double>(std::max(c.hidden_size, c.num_attention_heads * c.head_dim));
+  const double block = static_cast<double>(std::min<int64_t>(prefill.block_size, tokens));
+  L.prefill_memory_bound_bytes = static_cast<int64_t>(
+      elem * 2.0 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim *
+          (n + options.new_tokens) +
+      elem * 12.0 * n * width + elem * 4.0 * block * c.intermediate_size + (64 << 20));
+  L.attention_matrix_bytes = static_cast<int64_t>(4.0 * c.num_attention_heads * n * n);
+  return L;
+}
+
+}  // namespace
+
+std::vector<RunnerBenchResult> bench_runners(const std::vector<std::string>& models,
+                                             const RunnerBenchOptions& options) {
   if (options.prompt_tokens.empty()) throw Error("bench runner: --prompt-tokens lists no length");
   for (int64_t n : options.prompt_tokens)
     if (n < 1)
@@ -122,114 +191,100 @@ RunnerBenchResult bench_runner(const RunnerBenchOptions& options) {
   if (options.new_tokens < 2)
     throw Error("bench runner: --new-tokens must be at least 2 (the first comes from the prefill)");
   if (options.repeats < 1) throw Error("bench runner: --repeats must be positive");
-  RunnerBenchResult r;
-  const Timer load_timer;
-  const Transformer model = Transformer::load(options.model_dir, options.load);
-  r.load_seconds = load_timer.seconds();
-  r.checkpoint_bytes = checkpoint_bytes(options.model_dir);
-  r.decode_weight_bytes = decode_weight_bytes(model.weights());
-  r.stored_blocks =
-      !model.weights().layers.empty() && model.weights().layers[0].blocks.q_proj.present();
-  const ModelConfig& c = model.config();
-  for (int64_t n : options.prompt_tokens)
-    if (n + options.new_tokens > c.max_position_embeddings)
-      throw Error(strfmt(
-          "bench runner: %lld prompt + %lld new tokens exceed max_position_embeddings %lld",
-          (long long)n, (long long)options.new_tokens, (long long)c.max_position_embeddings));
-  const at::Device device = model.device();
-  r.device = device.str();
-  r.dtype = c10::toString(model.dtype());
-  r.torch_version = torch_version();
-  r.threads = at::get_num_threads();
-  r.repeats = options.repeats;
-  r.new_tokens = options.new_tokens;
-  r.parameters = c.parameter_count();
+  std::vector<std::unique_ptr<RunnerUnderTest>> runs;
+  for (const std::string& model_arg : models) {
+    const Timer load_timer;
+    runs.push_back(std::unique_ptr<RunnerUnderTest>(
+        new RunnerUnderTest{Transformer::load(model_arg, options.load), {}, {}}));
+    RunnerBenchResult& r = runs.back()->r;
+    const Transformer& model = runs.back()->model;
+    r.load_seconds = load_timer.seconds();
+    r.checkpoint_bytes = checkpoint_bytes(model_arg);
+    r.decode_weight_bytes = decode_weight_bytes(model.weights());
+    r.stored_blocks =
+        !model.weights().layers.empty() && model.weights().layers[0].blocks.q_proj.present();
+    const ModelConfig& c = model.config();
+    for (int64_t n : options.prompt_tokens)
+      if (n + options.new_tokens > c.max_position_embeddings)
+        throw Error(strfmt(
+            "bench runner: %lld prompt + %lld new tokens exceed max_position_embeddings %lld",
+            (long long)n, (long long)options.new_tokens, (long long)c.max_position_embeddings));
+    r.device = model.device().str();
+    r.dtype = c10::toString(model.dtype());
+    r.torch_version = torch_version();
+    r.threads = at::get_num_threads();
+    r.repeats = options.repeats;
+    r.new_tokens = options.new_tokens;
+    r.parameters = c.parameter_count();
+  }
 
-  const double elem = static_cast<double>(c10::elementSize(model.dtype()));
-  const double layer_matmul_params = static_cast<double>(c.hidden_size) * c.head_dim *
-                                         (2 * c.num_attention_heads + 2 * c.num_key_value_heads) +
-                                     3.0 * c.hidden_size * c.intermediate_size;
   PrefillOptions prefill;
   prefill.decode_capacity = options.new_tokens;
   GreedyOptions greedy;
   greedy.max_new_tokens = options.new_tokens;  // no stop ids: every step runs
-  std::vector<double> all_sgemm, all_bandwidth;
+  std::vector<std::vector<double>> all_sgemm(runs.size()), all_bandwidth(runs.size());
   for (int64_t tokens : options.prompt_tokens) {
-    RunnerLengthResult L;
-    L.prompt_tokens = tokens;
-    const std::vector<int32_t> ids = runner_bench_prompt(tokens, c.vocab_size, c.bos_token_id);
-    const double n = static_cast<double>(tokens);
-    // Causal attention: QK^T and PV over n(n+1)/2 query-key pairs per head.
-    const double attention_flops = 2.0 * 2.0 * c.num_attention_heads * c.head_dim * n * (n + 1) / 2;
-    L.prefill_gflop = (c.num_hidden_layers * (2.0 * n * layer_matmul_params + attention_flops) +
-                       2.0 * c.vocab_size * c.hidden_size) /
-                      1e9;
-    // Bytes every decode step reads: the weights as decode streams them (a GGUF file's stored
-    // blocks where it keeps them), and the keys and values cached so far (the prompt plus, on
-    // average, half the new tokens).
-    const double mean_cached = n + 0.5 * static_cast<double>(options.new_tokens);
-    L.decode_bytes = static_cast<double>(r.decode_weight_bytes) + elem * 2.0 * c.num_hidden_layers *
-                                                                      c.num_key_value_heads *
-                                                                      c.head_dim * mean_cached;
-
-    // Peak memory on an untimed prefill (also the warm-up), before any probe allocates.
-    synchronize_device(device);
-    const int64_t rss_before = proc_status_bytes("VmRSS");
-    reset_peak_rss();
-    const int64_t heap_before = heap_bytes_in_use();
-    HeapPeak heap_peak;
-    model.prefill(ids, prefill);
-    const int64_t heap_peak_bytes = heap_peak.stop();
-    L.prefill_peak_extra_bytes = std::max<int64_t>(0, proc_status_bytes("VmHWM") - rss_before);
-    L.prefill_peak_heap_bytes =
-        heap_before < 0 ? -1 : std::max<int64_t>(0, heap_peak_bytes - heap_before);
-    // The bound: the full KV cache, a dozen [n, width] activations of one layer (hidden states,
-    // projections, RoPE temporaries, the attention output), the MLP's row chunk and 64 MiB of
-    // allocator slack. One layer's n x n scores alone would exceed it at these lengths.
-    const double width =
-        static_cast<double>(std::max(c.hidden_size, c.num_attention_heads * c.head_dim));
-    const double block = static_cast<double>(std::min<int64_t>(prefill.block_size, tokens));
-    L.prefill_memory_bound_bytes = static_cast<int64_t>(
-        elem * 2.0 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim *
-            (n + options.new_tokens) +
-        elem * 12.0 * n * width + elem * 4.0 * block * c.intermediate_size + (64 << 20));
-    L.attention_matrix_bytes = static_cast<int64_t>(4.0 * c.num_attention_heads * n * n);
-
-    std::vector<double> seconds, rate, fraction, decode_ms, decode_fraction;
-    for (int rep = 0; rep < options.repeats; ++rep) {
-      const double sgemm = probe_prefill_gemm(device, model.dtype(), c, tokens);
-      synchronize_device(device);
-      const Timer prefill_timer;
-      PrefillResult pre = model.prefill(ids, prefill);
-      synchronize_device(device);
-      const double s = prefill_timer.seconds();
-      seconds.push_back(s);
-      rate.push_back(n / s);
-      fraction.push_back(L.prefill_gflop / s / sgemm);
-
-      const double bandwidth = read_bandwidth_gbps(device);
-      synchronize_device(device);
-      const Timer decode_timer;
-      const GreedyResult out = greedy_decode(model, pre.cache, pre.logits, greedy);
-      synchronize_device(device);
-      // The first token comes from the prefill's logits: steps - 1 forward passes were timed.
-      const double per_token = decode_timer.seconds() / std::max<int64_t>(1, out.steps - 1);
-      decode_ms.push_back(per_token * 1e3);
-      decode_fraction.push_back(L.decode_bytes / per_token / 1e9 / bandwidth);
-      all_sgemm.push_back(sgemm);
-      all_bandwidth.push_back(bandwidth);
+    for (auto& t : runs) {
+      const ModelConfig& c = t->model.config();
+      RunnerUnderTest::Length length;
+      length.ids = runner_bench_prompt(tokens, c.vocab_size, c.bos_token_id);
+      t->r.lengths.push_back(untimed_length(*t, tokens, options, prefill, length.ids));
+      t->lengths.push_back(std::move(length));
     }
-    L.prefill_seconds = spread_of(seconds);
-    L.prefill_tokens_per_s = spread_of(rate);
-    L.prefill_sgemm_fraction = spread_of(fraction);
-    L.decode_ms_per_token = spread_of(decode_ms);
-    L.decode_bandwidth_fraction = spread_of(decode_fraction);
-    r.lengths.push_back(L);
+    // Repeat by repeat, every checkpoint in turn: the checkpoints of one run meet the same load.
+    for (int rep = 0; rep < options.repeats; ++rep) {
+      for (size_t m = 0; m < runs.size(); ++m) {
+        RunnerUnderTest& t = *runs[m];
+        const at::Device device = t.model.device();
+        RunnerLengthResult& L = t.r.lengths.back();
+        RunnerUnderTest::Length& length = t.lengths.back();
+        const double n = static_cast<double>(tokens);
+        const double sgemm = probe_prefill_gemm(device, t.model.dtype(), t.model.config(), tokens);
+        synchronize_device(device);
+        const Timer prefill_timer;
+        PrefillResult pre = t.model.prefill(length.ids, prefill);
+        synchronize_device(device);
+        const double s = prefill_timer.seconds();
+        length.seconds.push_back(s);
+        length.rate.push_back(n / s);
+        length.fraction.push_back(L.prefill_gflop / s / sgemm);
+
+        const double bandwidth = read_bandwidth_gbps(device);
+        synchronize_device(device);
+        const Timer decode_timer;
+        const GreedyResult out = greedy_decode(t.model, pre.cache, pre.logits, greedy);
+        synchronize_device(device);
+        // The first token comes from the prefill's logits: steps - 1 forward passes were timed.
+        const double per_token = decode_timer.seconds() / std::max<int64_t>(1, out.steps - 1);
+        length.decode_ms.push_back(per_token * 1e3);
+        length.decode_fraction.push_back(L.decode_bytes / per_token / 1e9 / bandwidth);
+        all_sgemm[m].push_back(sgemm);
+        all_bandwidth[m].push_back(bandwidth);
+      }
+    }
+    for (auto& t : runs) {
+      RunnerLengthResult& L = t->r.lengths.back();
+      const RunnerUnderTest::Length& length = t->lengths.back();
+      L.prefill_seconds = spread_of(length.seconds);
+      L.prefill_tokens_per_s = spread_of(length.rate);
+      L.prefill_sgemm_fraction = spread_of(length.fraction);
+      L.decode_ms_per_token = spread_of(length.decode_ms);
+      L.decode_bandwidth_fraction = spread_of(length.decode_fraction);
+    }
   }
-  r.sgemm_gflops = spread_of(all_sgemm);
-  r.read_bandwidth_gbps = spread_of(all_bandwidth);
-  r.peak_rss_bytes = proc_status_bytes("VmHWM");
-  return r;
+  std::vector<RunnerBenchResult> results;
+  for (size_t m = 0; m < runs.size(); ++m) {
+    RunnerBenchResult& r = runs[m]->r;
+    r.sgemm_gflops = spread_of(all_sgemm[m]);
+    r.read_bandwidth_gbps = spread_of(all_bandwidth[m]);
+    r.peak_rss_bytes = proc_status_bytes("VmHWM");
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+RunnerBenchResult bench_runner(const RunnerBenchOptions& options) {
+  return bench_runners({options.model_dir}, options).front();
 }
 
 namespace {
@@ -321,6 +376,28 @@ std::string runner_bench_table(const RunnerBenchResult& r) {
         L.prefill_peak_extra_bytes / MiB, L.attention_matrix_bytes / MiB);
   }
   out << strfmt("process peak %.1f MiB\n", r.peak_rss_bytes / MiB);
+  return out.str();
+}
+
+std::string runner_bench_comparison(const std::vector<NamedRunnerResult>& runs) {
+  std::ostringstream out;
+  if (runs.size() < 2) return "";
+  const NamedRunnerResult& base = runs.front();
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const NamedRunnerResult& run = runs[i];
+    for (size_t l = 0; l < run.result.lengths.size() && l < base.result.lengths.size(); ++l) {
+      const RunnerLengthResult& a = run.result.lengths[l];
+      const RunnerLengthResult& b = base.result.lengths[l];
+      out << strfmt(
+          "%s vs %s at %lld tokens: prefill %.3f x the time (of the sgemm probe %.3f vs %.3f), "
+          "decode %.3f x the ms/token (of the read bandwidth %.3f vs %.3f)\n",
+          run.model.c_str(), base.model.c_str(), static_cast<long long>(a.prompt_tokens),
+          a.prefill_seconds.median / b.prefill_seconds.median, a.prefill_sgemm_fraction.median,
+          b.prefill_sgemm_fraction.median,
+          a.decode_ms_per_token.median / b.decode_ms_per_token.median,
+          a.decode_bandwidth_fraction.median, b.decode_bandwidth_fraction.median);
+    }
+  }
   return out.str();
 }
 

@@ -54,8 +54,22 @@ struct RunnerBenchResult {
 };
 
 RunnerBenchResult bench_runner(const RunnerBenchOptions& options);
+// Several checkpoints in one run (options.model_dir is not read): all loaded first, then per
+// prompt length and repeat each checkpoint in turn, so that they meet the same load. The results
+// in the order of `models`.
+std::vector<RunnerBenchResult> bench_runners(const std::vector<std::string>& models,
+                                             const RunnerBenchOptions& options);
 
 std::string runner_bench_json(const RunnerBenchResult& r);
 std::string runner_bench_table(const RunnerBenchResult& r);
+
+// Checkpoints of one run (`bench runner --beside`, bench_runners): each one's prefill seconds and
+// decode ms per token as a ratio of the first's, per prompt length, with their shares of the
+// machine (the sgemm and bandwidth fractions) beside them. A line per checkpoint and length.
+struct NamedRunnerResult {
+  std::string model;
+  RunnerBenchResult result;
+};
+std::string runner_bench_comparison(const std::vector<NamedRunnerResult>& runs);
 
 }  // namespace kvs::bench

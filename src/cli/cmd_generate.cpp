@@ -40,7 +40,9 @@ void setup_generate(CLI::App& parent) {
   ds->excludes(p)->excludes(t);
   cmd->add_option("--max-new-tokens", req->max_new_tokens, "Tokens to generate")
       ->capture_default_str();
-  cmd->add_option("--chat-template", req->chat_template, "auto | none | mistral | llama3 | chatml | smollm2")->capture_default_str();
+  cmd->add_option("--chat-template", req->chat_template,
+                  "auto | none | mistral | llama3 | chatml | smollm2 | qwen2.5 | deepseek-r1")
+      ->capture_default_str();
   cmd->add_option("--dump-logits", req->dump_logits_path,
                   "Write every prompt position's and generated step's logits (float32 .npy)");
   cmd->add_option("--dump-kept", req->dump_kept_path,

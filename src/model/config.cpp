@@ -84,8 +84,47 @@ double positive_float_metadata(const gguf::File& file, const std::string& key) {
 
 }  // namespace
 
+const std::vector<ModelArchitecture>& model_architectures() {
+  static const std::vector<ModelArchitecture> all = {
+      {"mistral", "MistralForCausalLM", "",
+       "the llama tensors; sliding_window (null: full attention)"},
+      {"llama", "LlamaForCausalLM", "llama",
+       "embed_tokens, per layer input/post-attention RMSNorm, q/k/v/o, gate/up/down, norm, lm_head "
+       "(or tied); rope_scaling llama3"},
+      {"qwen2", "Qwen2ForCausalLM", "qwen2",
+       "the llama tensors plus q_proj/k_proj/v_proj biases (GGUF attn_q/attn_k/attn_v.bias)"},
+      {"qwen3", "Qwen3ForCausalLM", "qwen3",
+       "the llama tensors plus q_norm/k_norm, an RMSNorm of each head before RoPE (GGUF "
+       "attn_q_norm/attn_k_norm); head_dim required"}};
+  return all;
+}
+
+std::string architecture_names() {
+  std::string names;
+  for (const auto& a : model_architectures()) names += (names.empty() ? "" : ", ") + a.name;
+  return names;
+}
+
+void set_architecture_options(ModelConfig& c) {
+  c.qkv_bias = c.model_type == "qwen2";
+  c.qk_norm = c.model_type == "qwen3";
+}
+
+namespace {
+
+const ModelArchitecture* find_architecture(const std::string& model_type) {
+  for (const auto& a : model_architectures())
+    if (a.name == model_type) return &a;
+  return nullptr;
+}
+
+}  // namespace
+
 int64_t ModelConfig::parameter_count() const {
-  const int64_t attn = hidden_size * head_dim * (num_attention_heads * 2 + num_key_value_heads * 2);
+  const int64_t attn =
+      hidden_size * head_dim * (num_attention_heads * 2 + num_key_value_heads * 2) +
+      (qkv_bias ? head_dim * (num_attention_heads + 2 * num_key_value_heads) : 0) +
+      (qk_norm ? 2 * head_dim : 0);
   const int64_t mlp = 3 * hidden_size * intermediate_size;
   const int64_t per_layer = attn + mlp + 2 * hidden_size;
   const int64_t embeddings = vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
@@ -98,9 +137,19 @@ ModelConfig parse_config(const std::string& json_text, const std::string& where)
   if (!j.is_object()) throw error_at(where, "not a JSON object");
   ModelConfig c;
   const json& type = require(j, "model_type", where);
-  if (!type.is_string() || (type != "mistral" && type != "llama"))
-    throw error_at(where, "model_type " + type.dump() + " is not supported (mistral or llama)");
-  c.model_type = type.get<std::string>();
+  const ModelArchitecture* arch =
+      type.is_string() ? find_architecture(type.get<std::string>()) : nullptr;
+  if (!arch)
+    throw error_at(where, "field 'model_type': " + type.dump() +
+                              " is not an architecture the runner reads (" + architecture_names() +
+                              ")");
+  c.model_type = arch->name;
+  set_architecture_options(c);
+  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+      j["architectures"][0] != arch->hf_class)
+    throw error_at(where, "field 'architectures': " + j["architectures"][0].dump() + " is not " +
+                              arch->hf_class + ", the causal LM of model_type '" + arch->name +
+                              "' the runner reads");
   c.vocab_size = positive_int(j, "vocab_size", where);
   c.hidden_size = positive_int(j, "hidden_size", where);
   c.intermediate_size = positive_int(j, "intermediate_size", where);
@@ -111,7 +160,8 @@ ModelConfig parse_config(const std::string& json_text, const std::string& where)
   c.rms_norm_eps = positive_number(j, "rms_norm_eps", where);
   c.rope_theta = positive_number(j, "rope_theta", where);
   // head_dim is derived when absent (older configs), as the reference does; it is not a default.
-  if (j.contains("head_dim") && !j["head_dim"].is_null())
+  // Qwen3's reference defaults it to 128 instead: there it is required.
+  if (c.qk_norm || (j.contains("head_dim") && !j["head_dim"].is_null()))
     c.head_dim = positive_int(j, "head_dim", where);
   else if (c.hidden_size % c.num_attention_heads == 0)
     c.head_dim = c.hidden_size / c.num_attention_heads;
@@ -122,9 +172,16 @@ ModelConfig parse_config(const std::string& json_text, const std::string& where)
     throw error_at(where, "num_attention_heads must be a multiple of num_key_value_heads");
   const json& act = require(j, "hidden_act", where);
   if (act != "silu") throw error_at(where, "hidden_act " + act.dump() + " is not supported (silu)");
+  // qwen2's q/k/v biases are its architecture's (the reference has no field for them); a bias on
+  // every projection (attention_bias, mlp_bias) is not read.
   for (const char* bias : {"attention_bias", "mlp_bias"})
-    if (j.contains(bias) && j[bias].is_boolean() && j[bias].get<bool>())
+    if (c.model_type != "qwen2" && j.contains(bias) && j[bias].is_boolean() && j[bias].get<bool>())
       throw error_at(where, std::string("field '") + bias + "' = true is not supported");
+  // Qwen's sliding window applies from max_window_layers on, and only with use_sliding_window.
+  if ((c.model_type == "qwen2" || c.model_type == "qwen3") && j.contains("use_sliding_window") &&
+      j["use_sliding_window"].is_boolean() && j["use_sliding_window"].get<bool>())
+    throw error_at(where,
+                   "field 'use_sliding_window' = true is not supported (full attention only)");
   // Mistral configs must say whether attention is windowed (null = full): the reference library
   // would silently assume 4096 when the field is missing.
   if (c.model_type == "mistral") {
@@ -150,46 +207,61 @@ ModelConfig load_config(const std::string& path) {
 ModelConfig config_from_gguf(const gguf::File& f) {
   const std::string& where = f.path();
   const std::string arch = f.get_string("general.architecture");
-  if (arch != "llama")
-    throw error_at(where, "metadata 'general.architecture': '" + arch + "' is not supported (llama)");
+  std::string read;
+  for (const auto& a : model_architectures())
+    if (!a.gguf_name.empty()) read += (read.empty() ? "" : ", ") + a.gguf_name;
+  const ModelArchitecture* known = find_architecture(arch);
+  if (!known || known->gguf_name != arch)
+    throw error_at(where, "metadata 'general.architecture': '" + arch +
+                              "' is not an architecture the runner reads (" + read + ")");
   ModelConfig c;
-  c.model_type = "llama";
-  c.num_hidden_layers = positive_metadata(f, "llama.block_count");
-  c.max_position_embeddings = positive_metadata(f, "llama.context_length");
-  c.hidden_size = positive_metadata(f, "llama.embedding_length");
-  c.intermediate_size = positive_metadata(f, "llama.feed_forward_length");
-  c.num_attention_heads = positive_metadata(f, "llama.attention.head_count");
-  c.num_key_value_heads = positive_metadata(f, "llama.attention.head_count_kv");
-  c.rope_theta = positive_float_metadata(f, "llama.rope.freq_base");
-  c.rms_norm_eps = positive_float_metadata(f, "llama.attention.layer_norm_rms_epsilon");
-  if (f.has("llama.vocab_size"))
-    c.vocab_size = positive_metadata(f, "llama.vocab_size");
+  c.model_type = arch;
+  set_architecture_options(c);
+  // The hyperparameters are under the architecture's name: llama.block_count, qwen3.block_count,
+  // ...
+  const auto key = [&arch](const std::string& name) { return arch + "." + name; };
+  c.num_hidden_layers = positive_metadata(f, key("block_count"));
+  c.max_position_embeddings = positive_metadata(f, key("context_length"));
+  c.hidden_size = positive_metadata(f, key("embedding_length"));
+  c.intermediate_size = positive_metadata(f, key("feed_forward_length"));
+  c.num_attention_heads = positive_metadata(f, key("attention.head_count"));
+  c.num_key_value_heads = positive_metadata(f, key("attention.head_count_kv"));
+  c.rope_theta = positive_float_metadata(f, key("rope.freq_base"));
+  c.rms_norm_eps = positive_float_metadata(f, key("attention.layer_norm_rms_epsilon"));
+  if (f.has(key("vocab_size")))
+    c.vocab_size = positive_metadata(f, key("vocab_size"));
   else if (f.has("tokenizer.ggml.tokens"))
     c.vocab_size = static_cast<int64_t>(f.get_string_array("tokenizer.ggml.tokens").size());
   else
-    throw error_at(where, "missing required metadata 'llama.vocab_size' (and no 'tokenizer.ggml.tokens')");
-  if (f.has("llama.attention.key_length"))
-    c.head_dim = positive_metadata(f, "llama.attention.key_length");
+    throw error_at(where, "missing required metadata '" + key("vocab_size") +
+                              "' (and no 'tokenizer.ggml.tokens')");
+  if (f.has(key("attention.key_length")))
+    c.head_dim = positive_metadata(f, key("attention.key_length"));
   else if (c.hidden_size % c.num_attention_heads == 0)
     c.head_dim = c.hidden_size / c.num_attention_heads;
   else
-    throw error_at(where, "llama.embedding_length is not divisible by llama.attention.head_count and "
-                          "there is no 'llama.attention.key_length'");
-  if (f.has("llama.attention.value_length") && f.get_int("llama.attention.value_length") != c.head_dim)
-    throw error_at(where, "metadata 'llama.attention.value_length' differs from the key length " +
-                              std::to_string(c.head_dim) + " (not supported)");
-  if (f.has("llama.rope.dimension_count") && f.get_int("llama.rope.dimension_count") != c.head_dim)
-    throw error_at(where, "metadata 'llama.rope.dimension_count': partial rotary (" +
-                              std::to_string(f.get_int("llama.rope.dimension_count")) + " of " +
+    throw error_at(where, key("embedding_length") + " is not divisible by " +
+                              key("attention.head_count") + " and there is no '" +
+                              key("attention.key_length") + "'");
+  if (f.has(key("attention.value_length")) &&
+      f.get_int(key("attention.value_length")) != c.head_dim)
+    throw error_at(where, "metadata '" + key("attention.value_length") +
+                              "' differs from the key length " + std::to_string(c.head_dim) +
+                              " (not supported)");
+  if (f.has(key("rope.dimension_count")) && f.get_int(key("rope.dimension_count")) != c.head_dim)
+    throw error_at(where, "metadata '" + key("rope.dimension_count") + "': partial rotary (" +
+                              std::to_string(f.get_int(key("rope.dimension_count"))) + " of " +
                               std::to_string(c.head_dim) + " dims) is not supported");
-  if (const auto scaling = f.find_string("llama.rope.scaling.type"); scaling && *scaling != "none")
-    throw error_at(where, "metadata 'llama.rope.scaling.type': '" + *scaling + "' is not supported");
+  if (const auto scaling = f.find_string(key("rope.scaling.type")); scaling && *scaling != "none")
+    throw error_at(
+        where, "metadata '" + key("rope.scaling.type") + "': '" + *scaling + "' is not supported");
   if (f.find_tensor("rope_freqs.weight"))
     throw error_at(where, "tensor 'rope_freqs.weight': per-dimension RoPE factors (Llama 3.1 "
                           "scaling) are not supported");
   if (c.head_dim % 2 != 0) throw error_at(where, "the head dimension must be even for RoPE");
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    throw error_at(where, "llama.attention.head_count must be a multiple of llama.attention.head_count_kv");
+    throw error_at(where, key("attention.head_count") + " must be a multiple of " +
+                              key("attention.head_count_kv"));
   c.tie_word_embeddings = f.find_tensor("output.weight") == nullptr;  // as llama.cpp and HF do
   c.bos_token_id = f.get_int("tokenizer.ggml.bos_token_id");
   c.eos_token_ids = {f.get_int("tokenizer.ggml.eos_token_id")};
@@ -207,7 +279,9 @@ ModelConfig load_model_config(const std::string& model_arg) {
 
 std::string config_to_json(const ModelConfig& c) {
   nlohmann::ordered_json j;
-  j["architectures"] = {c.model_type == "mistral" ? "MistralForCausalLM" : "LlamaForCausalLM"};
+  const ModelArchitecture* arch = find_architecture(c.model_type);
+  if (!arch) throw Error("config_to_json: unknown model_type '" + c.model_type + "'");
+  j["architectures"] = {arch->hf_class};
   j["model_type"] = c.model_type;
   j["vocab_size"] = c.vocab_size;
   j["hidden_size"] = c.hidden_size;
@@ -238,7 +312,8 @@ std::string config_to_json(const ModelConfig& c) {
     j["eos_token_id"] = c.eos_token_ids[0];
   else
     j["eos_token_id"] = c.eos_token_ids;
-  j["attention_bias"] = false;
+  if (c.model_type == "qwen2" || c.model_type == "qwen3") j["use_sliding_window"] = false;
+  if (c.model_type != "qwen2") j["attention_bias"] = false;  // qwen2's q/k/v biases have no field
   if (c.model_type == "llama") j["mlp_bias"] = false;
   j["torch_dtype"] = c.torch_dtype.empty() ? "float32" : c.torch_dtype;
   return j.dump(2) + "\n";

@@ -36,6 +36,11 @@ std::string gguf_tensor_name(const std::string& hf_name) {
       {"self_attn.q_proj.weight", "attn_q.weight"},
       {"self_attn.k_proj.weight", "attn_k.weight"},
       {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},  // qwen2
+      {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"},  // qwen3
+      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
       {"self_attn.o_proj.weight", "attn_output.weight"},
       {"post_attention_layernorm.weight", "ffn_norm.weight"},
       {"mlp.gate_proj.weight", "ffn_gate.weight"},
@@ -49,7 +54,7 @@ std::string gguf_tensor_name(const std::string& hf_name) {
     for (const auto& [hf, gguf] : per_layer)
       if (rest == hf) return "blk." + index + "." + gguf;
   }
-  throw Error("tensor '" + hf_name + "' has no GGUF name in the Llama layout");
+  throw Error("tensor '" + hf_name + "' has no GGUF name in the llama / qwen2 / qwen3 layout");
 }
 
 at::Tensor undo_rope_permutation(const at::Tensor& gguf_rows, int64_t heads) {
@@ -60,8 +65,10 @@ at::Tensor undo_rope_permutation(const at::Tensor& gguf_rows, int64_t heads) {
 namespace {
 
 // The converter interleaved each head's two RoPE halves in Q and K (K with n_head_kv heads): the
-// number of heads whose rows to put back, or 0 for a tensor it left as it was.
+// number of heads whose rows to put back, or 0 for a tensor it left as it was. Only llama's: qwen2
+// and qwen3 keep the half-split order (llama.cpp's NEOX RoPE).
 int64_t permuted_heads(const std::string& hf_name, const ModelConfig& config) {
+  if (config.model_type != "llama") return 0;
   if (hf_name.find(".self_attn.q_proj.") != std::string::npos) return config.num_attention_heads;
   if (hf_name.find(".self_attn.k_proj.") != std::string::npos) return config.num_key_value_heads;
   return 0;

@@ -125,6 +125,18 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   return weight * normed.to(x.scalar_type());
 }
 
+at::Tensor project_heads(const at::Tensor& x, const at::Tensor& weight, const StoredBlocks& blocks,
+                         const at::Tensor& bias, const at::Tensor& norm, int64_t heads,
+                         double eps) {
+  at::Tensor y = project(x, weight, blocks);
+  if (bias.defined()) y = y + bias;
+  std::vector<int64_t> shape = y.sizes().vec();
+  shape.back() = heads;
+  shape.push_back(y.size(-1) / heads);
+  y = y.view(shape);
+  return norm.defined() ? rms_norm(y, norm, eps) : y;
+}
+
 at::Tensor swiglu_mlp(const at::Tensor& x, const LayerWeights& w) {
   if (c10::GradMode::is_enabled())
     return project(at::silu(project(x, w.gate_proj)) * project(x, w.up_proj), w.down_proj);

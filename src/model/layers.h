@@ -19,6 +19,12 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 // same values, a fraction of the bytes).
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const StoredBlocks& blocks = {});
 
+// A q, k or v projection split into heads: x @ weight^T (+ bias: qwen2), viewed [..., heads,
+// head_dim], each head RMS-normalised by `norm` where it is defined (qwen3's q_norm / k_norm,
+// which come before RoPE). Not transposed.
+at::Tensor project_heads(const at::Tensor& x, const at::Tensor& weight, const StoredBlocks& blocks,
+                         const at::Tensor& bias, const at::Tensor& norm, int64_t heads, double eps);
+
 // down(silu(gate(x)) * up(x)).
 at::Tensor swiglu_mlp(const at::Tensor& x, const LayerWeights& w);
 

@@ -31,7 +31,10 @@ ModelConfig base_config(int64_t vocab_size) {
 
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"tiny", "tiny-llama", "tiny-llama3", "small", "110m"}; }
+std::vector<std::string> preset_names() {
+  return {"tiny",  "tiny-llama", "tiny-llama3", "tiny-qwen2", "tiny-qwen3",
+          "small", "110m",       "qwen3-0.6b",  "llama-0.6b"};
+}
 
 ModelConfig preset_config(const std::string& preset, int64_t vocab_size) {
   ModelConfig c = base_config(vocab_size);
@@ -58,6 +61,17 @@ ModelConfig preset_config(const std::string& preset, int64_t vocab_size) {
       c.bos_token_id = 128000;
       c.eos_token_ids = {128001, 128008, 128009};
     }
+  } else if (preset == "tiny-qwen2" || preset == "tiny-qwen3") {
+    shape(2, 64, 4, 2, 160, preset == "tiny-qwen2");
+    c.model_type = preset.substr(5);
+    if (preset == "tiny-qwen3") c.head_dim = 32;  // not hidden / heads, as Qwen3's own configs
+  } else if (preset == "qwen3-0.6b" || preset == "llama-0.6b") {
+    // Qwen3-0.6B's shapes (its vocabulary unless a tokenizer sets one); llama-0.6b: the same
+    // shapes without the per-head norms, the baseline of `bench runner`.
+    shape(28, 1024, 16, 8, 3072, true);
+    c.head_dim = 128;
+    c.model_type = preset.substr(0, 5);
+    if (vocab_size == 32000) c.vocab_size = 151936;
   } else if (preset == "small") {
     shape(6, 288, 6, 2, 768, true);  // llama2.c's 15M shape, with GQA
   } else if (preset == "110m") {
@@ -67,6 +81,7 @@ ModelConfig preset_config(const std::string& preset, int64_t vocab_size) {
     for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
     throw Error("unknown preset '" + preset + "' (expected one of " + names + ")");
   }
+  set_architecture_options(c);
   return c;
 }
 
@@ -85,7 +100,7 @@ ModelConfig make_random_model(const std::string& out_dir, const MakeModelOptions
   }
   ModelConfig c = preset_config(options.preset, vocab_size);
   if (tok && options.preset != "tiny-llama3") {  // tiny-llama3 keeps Llama-3.1's ids
-    c.bos_token_id = tok->bos_id();
+    if (tok->bos_id() >= 0) c.bos_token_id = tok->bos_id();  // Qwen's tokenizers have no BOS
     c.eos_token_ids.assign(tok->eos_ids().begin(), tok->eos_ids().end());
   }
   if (options.sliding_window > 0) {
@@ -116,6 +131,15 @@ ModelConfig make_random_model(const std::string& out_dir, const MakeModelOptions
     lw.gate_proj = matrix(inter, h);
     lw.up_proj = matrix(inter, h);
     lw.down_proj = matrix(h, inter);
+    if (c.qkv_bias) {  // biases of the activations' size, so that a missing one shows
+      lw.q_bias = 0.5 * at::randn({q_dim});
+      lw.k_bias = 0.5 * at::randn({kv_dim});
+      lw.v_bias = 0.5 * at::randn({kv_dim});
+    }
+    if (c.qk_norm) {
+      lw.q_norm = norm(c.head_dim);
+      lw.k_norm = norm(c.head_dim);
+    }
     w.layers.push_back(std::move(lw));
   }
   w.norm = norm(h);
@@ -123,7 +147,10 @@ ModelConfig make_random_model(const std::string& out_dir, const MakeModelOptions
 
   save_weights(out_dir, c, w, options.dtype, options.max_shard_bytes);
   std::ofstream(fs::path(out_dir) / "config.json") << config_to_json(c);
-  const fs::path tokenizer_dest = fs::path(out_dir) / "tokenizer.model";
+  // A tokenizer.json keeps its name (the tokenizer_config.json naming its roles goes beside it).
+  const bool hf_json = fs::path(tokenizer_file).extension() == ".json";
+  const fs::path tokenizer_dest =
+      fs::path(out_dir) / (hf_json ? "tokenizer.json" : "tokenizer.model");
   if (!tokenizer_file.empty() &&
       !(fs::exists(tokenizer_dest) && fs::equivalent(tokenizer_file, tokenizer_dest)))
     fs::copy_file(tokenizer_file, tokenizer_dest, fs::copy_options::overwrite_existing);

@@ -71,6 +71,7 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
                   std::to_string(config_.vocab_size));
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads,
                 d = config_.head_dim, block = std::max<int64_t>(1, options.block_size);
+  const double eps = config_.rms_norm_eps;
   const at::Tensor token_ids =
       at::tensor(std::vector<int64_t>(ids.begin(), ids.end()), at::kLong).to(device());
   at::Tensor x = at::embedding(weights_.embed, token_ids);  // [n, hidden]
@@ -90,13 +91,20 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
   for (int64_t l = 0; l < config_.num_hidden_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
     {
-      const at::Tensor h = rms_norm(x, w.input_norm, config_.rms_norm_eps);
+      const at::Tensor h = rms_norm(x, w.input_norm, eps);
+      // [heads, n, d]; the biases and per-head norms where the architecture has them
       const at::Tensor q_pre =
-          project(h, w.q_proj, w.blocks.q_proj).view({n, heads, d}).transpose(0, 1);
+          project_heads(h, w.q_proj, w.blocks.q_proj, w.q_bias, w.q_norm, heads, eps)
+              .transpose(0, 1);
       const at::Tensor q = apply_rope(q_pre, rope).contiguous();
       const at::Tensor k =
-          apply_rope(project(h, w.k_proj, w.blocks.k_proj).view({n, kv_heads, d}).transpose(0, 1), rope).contiguous();
-      const at::Tensor v = project(h, w.v_proj, w.blocks.v_proj).view({n, kv_heads, d}).transpose(0, 1).contiguous();
+          apply_rope(project_heads(h, w.k_proj, w.blocks.k_proj, w.k_bias, w.k_norm, kv_heads, eps)
+                         .transpose(0, 1),
+                     rope)
+              .contiguous();
+      const at::Tensor v = project_heads(h, w.v_proj, w.blocks.v_proj, w.v_bias, {}, kv_heads, eps)
+                               .transpose(0, 1)
+                               .contiguous();
       const bool column_sums = signals & kSignalColumnSums;
       at::Tensor row_lse;  // the fused attention's, which the column sums start from
       const at::Tensor attn =
@@ -118,7 +126,7 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
     // The MLP in row chunks bounds the [rows, intermediate] activations.
     for (int64_t r0 = 0; r0 < n; r0 += block) {
       at::Tensor rows = x.narrow(0, r0, std::min(block, n - r0));
-      rows.add_(swiglu_mlp(rms_norm(rows, w.post_norm, config_.rms_norm_eps), w));
+      rows.add_(swiglu_mlp(rms_norm(rows, w.post_norm, eps), w));
     }
   }
   if (options.all_logits) {
@@ -146,15 +154,22 @@ at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache) con
   reserve_decode_slots(cache, t);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads,
                 d = config_.head_dim;
+  const double eps = config_.rms_norm_eps;
   const RopeTables rope = rope_tables(inv_freq_, cache.next_position, t, dtype(), device());
   at::Tensor x = at::embedding(weights_.embed, tokens.to(device(), at::kLong));  // [batch, t, hidden]
   for (int64_t l = 0; l < config_.num_hidden_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
     LayerCache& layer = cache.layers[l];
-    const at::Tensor h = rms_norm(x, w.input_norm, config_.rms_norm_eps);
-    const at::Tensor q = apply_rope(project(h, w.q_proj, w.blocks.q_proj).view({batch, t, heads, d}).transpose(1, 2), rope);
-    at::Tensor k = apply_rope(project(h, w.k_proj, w.blocks.k_proj).view({batch, t, kv_heads, d}).transpose(1, 2), rope);
-    at::Tensor v = project(h, w.v_proj, w.blocks.v_proj).view({batch, t, kv_heads, d}).transpose(1, 2);
+    const at::Tensor h = rms_norm(x, w.input_norm, eps);
+    const at::Tensor q = apply_rope(
+        project_heads(h, w.q_proj, w.blocks.q_proj, w.q_bias, w.q_norm, heads, eps).transpose(1, 2),
+        rope);
+    at::Tensor k =
+        apply_rope(project_heads(h, w.k_proj, w.blocks.k_proj, w.k_bias, w.k_norm, kv_heads, eps)
+                       .transpose(1, 2),
+                   rope);
+    at::Tensor v =
+        project_heads(h, w.v_proj, w.blocks.v_proj, w.v_bias, {}, kv_heads, eps).transpose(1, 2);
     const int64_t cache_heads = layer.keys.size(1);
     if (cache_heads != kv_heads) {  // a per-query-head cache stores every head's copy
       k = k.repeat_interleave(cache_heads / kv_heads, 1);
@@ -168,7 +183,7 @@ at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache) con
     const at::Tensor attn =
         cached_attention(q, layer, slots_are_positions ? config_.sliding_window : std::nullopt);
     x = x + project(attn.transpose(1, 2).reshape({batch, t, heads * d}), w.o_proj, w.blocks.o_proj);
-    x = x + swiglu_mlp(rms_norm(x, w.post_norm, config_.rms_norm_eps), w);
+    x = x + swiglu_mlp(rms_norm(x, w.post_norm, eps), w);
   }
   cache.next_position += t;
   return final_logits(x);

@@ -1,7 +1,8 @@
-// The decoder-only transformer of Mistral / Llama (HF semantics): RMSNorm in fp32, half-split RoPE,
-// GQA, SwiGLU, optional sliding window. Prefill runs layer by layer over the whole prompt with
-// bounded memory and exposes each layer's post-RoPE K/V and window queries to an observer (where
-// eviction plugs in); extend() continues any batch of rows from a DecodeCache.
+// The decoder-only transformer of Mistral / Llama / Qwen2 / Qwen3 (HF semantics): RMSNorm in fp32,
+// half-split RoPE, GQA, SwiGLU, optional sliding window; q/k/v biases (qwen2) and a per-head q/k
+// RMSNorm before RoPE (qwen3) where the config has them. Prefill runs layer by layer over the whole
+// prompt with bounded memory and exposes each layer's post-RoPE K/V and window queries to an
+// observer (where eviction plugs in); extend() continues any batch of rows from a DecodeCache.
 #pragma once
 
 #include <ATen/core/Tensor.h>

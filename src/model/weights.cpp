@@ -153,6 +153,15 @@ Weights load_weights(TensorSource& source, const ModelConfig& c, at::Device devi
     lw.gate_proj = load(p + "mlp.gate_proj.weight", {inter, hidden});
     lw.up_proj = load(p + "mlp.up_proj.weight", {inter, hidden});
     lw.down_proj = load(p + "mlp.down_proj.weight", {hidden, inter});
+    if (c.qkv_bias) {
+      lw.q_bias = load(p + "self_attn.q_proj.bias", {q_dim});
+      lw.k_bias = load(p + "self_attn.k_proj.bias", {kv_dim});
+      lw.v_bias = load(p + "self_attn.v_proj.bias", {kv_dim});
+    }
+    if (c.qk_norm) {
+      lw.q_norm = load(p + "self_attn.q_norm.weight", {c.head_dim});
+      lw.k_norm = load(p + "self_attn.k_norm.weight", {c.head_dim});
+    }
     lw.blocks = {blocks(p + "self_attn.q_proj.weight"), blocks(p + "self_attn.k_proj.weight"),
                  blocks(p + "self_attn.v_proj.weight"), blocks(p + "self_attn.o_proj.weight"),
                  blocks(p + "mlp.gate_proj.weight"),    blocks(p + "mlp.up_proj.weight"),
@@ -169,12 +178,15 @@ int64_t decode_weight_bytes(const Weights& w) {
   const auto bytes = [](const at::Tensor& t, const StoredBlocks& blocks) {
     return blocks.present() ? blocks.bytes.nbytes() : t.nbytes();
   };
+  const auto optional = [](const at::Tensor& t) { return t.defined() ? t.nbytes() : 0; };
   int64_t total = w.norm.nbytes() + bytes(w.lm_head, w.lm_head_blocks);
   for (const LayerWeights& l : w.layers)
-    total += l.input_norm.nbytes() + l.post_norm.nbytes() + bytes(l.q_proj, l.blocks.q_proj) +
-             bytes(l.k_proj, l.blocks.k_proj) + bytes(l.v_proj, l.blocks.v_proj) +
-             bytes(l.o_proj, l.blocks.o_proj) + bytes(l.gate_proj, l.blocks.gate_proj) +
-             bytes(l.up_proj, l.blocks.up_proj) + bytes(l.down_proj, l.blocks.down_proj);
+    total += l.input_norm.nbytes() + l.post_norm.nbytes() + optional(l.q_bias) +
+             optional(l.k_bias) + optional(l.v_bias) + optional(l.q_norm) + optional(l.k_norm) +
+             bytes(l.q_proj, l.blocks.q_proj) + bytes(l.k_proj, l.blocks.k_proj) +
+             bytes(l.v_proj, l.blocks.v_proj) + bytes(l.o_proj, l.blocks.o_proj) +
+             bytes(l.gate_proj, l.blocks.gate_proj) + bytes(l.up_proj, l.blocks.up_proj) +
+             bytes(l.down_proj, l.blocks.down_proj);
   return total;
 }
 
@@ -200,6 +212,15 @@ std::vector<NamedTensor> named_tensors(const ModelConfig& c, const Weights& w) {
     out.push_back({p + "self_attn.q_proj.weight", lw.q_proj});
     out.push_back({p + "self_attn.k_proj.weight", lw.k_proj});
     out.push_back({p + "self_attn.v_proj.weight", lw.v_proj});
+    if (c.qkv_bias) {
+      out.push_back({p + "self_attn.q_proj.bias", lw.q_bias});
+      out.push_back({p + "self_attn.k_proj.bias", lw.k_bias});
+      out.push_back({p + "self_attn.v_proj.bias", lw.v_bias});
+    }
+    if (c.qk_norm) {
+      out.push_back({p + "self_attn.q_norm.weight", lw.q_norm});
+      out.push_back({p + "self_attn.k_norm.weight", lw.k_norm});
+    }
     out.push_back({p + "self_attn.o_proj.weight", lw.o_proj});
     out.push_back({p + "post_attention_layernorm.weight", lw.post_norm});
     out.push_back({p + "mlp.gate_proj.weight", lw.gate_proj});

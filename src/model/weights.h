@@ -37,6 +37,9 @@ struct LayerWeights {
   at::Tensor up_proj;     // [intermediate, hidden]
   at::Tensor down_proj;   // [hidden, intermediate]
   LayerBlocks blocks;     // the projections' stored blocks, where they have them
+  // The architectures' options (model/config.h), undefined where the config has none:
+  at::Tensor q_bias, k_bias, v_bias;  // qkv_bias: [heads * head_dim], [kv_heads * head_dim] x2
+  at::Tensor q_norm, k_norm;          // qk_norm: [head_dim], RMSNorm weights of every head
 };
 
 struct Weights {

@@ -32,7 +32,9 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
       a.uniform_bytes = decodes.footprints[p].uniform_bytes;
     }
     a.prediction = tok_.decode(a.tokens, /*skip_special=*/true);
-    a.score = longbench::score_example(set.dataset, a.prediction, q.answers, q.all_classes, options.variant);
+    a.score = longbench::score_example(set.dataset,
+                                       longbench::scored_text(a.prediction, options.thinking),
+                                       q.answers, q.all_classes, options.variant);
     outcome.answers.push_back(std::move(a));
   }
   return outcome;

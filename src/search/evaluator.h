@@ -12,6 +12,7 @@
 
 #include "evict/policy.h"
 #include "longbench/scorer.h"
+#include "longbench/thinking.h"
 #include "search/questions.h"
 #include "tokenizer/tokenizer.h"
 
@@ -42,6 +43,9 @@ struct QuestionOutcome {
 
 struct EvaluationOptions {
   longbench::ScoreVariant variant = longbench::ScoreVariant::Raw;
+  // The scorer sees the answer after a thinking section (Strip) or all of it
+  // (longbench/thinking.h).
+  longbench::Thinking thinking = longbench::Thinking::Keep;
   bool full_cache = false;  // also decode with the uncompressed cache (no eviction)
   // Called after each question with (done, total) — progress bars, logging.
   std::function<void(size_t, size_t)> on_question;

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "tokenizer/bpe_merge.h"
 #include "tokenizer/byte_token_table.h"
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/unicode_normalize.h"
 #include "tokenizer/utf8.h"
 
 namespace kvs::tokenizer {
@@ -26,7 +28,9 @@ class BpeTokenizer : public Tokenizer {
         base_size_(static_cast<int32_t>(def.tokens.size())),
         bos_(def.bos),
         adds_bos_(def.adds_bos),
-        eos_(def.eos) {
+        eos_(def.eos),
+        nfc_(def.nfc),
+        plain_added_(def.plain_added_tokens.begin(), def.plain_added_tokens.end()) {
     // tiktoken's rule needs every byte; a merge list may lack some (they are dropped).
     for (int b = 0; b < 256 && def.merges.empty(); ++b) {
       const char byte = static_cast<char>(b);
@@ -109,7 +113,7 @@ class BpeTokenizer : public Tokenizer {
     for (int32_t id : ids) {
       const auto special = special_text_.find(id);
       if (special != special_text_.end()) {
-        if (!skip_special) bytes += special->second;
+        if (!skip_special || plain_added_.count(id)) bytes += special->second;
       } else if (id >= 0 && id < base_size_) {
         bytes += table_.token(id);
       } else {
@@ -148,7 +152,9 @@ class BpeTokenizer : public Tokenizer {
     f(std::string_view(valid));
   }
 
-  void encode_ordinary(std::string_view text, std::vector<int32_t>& ids) const {
+  void encode_ordinary(std::string_view raw, std::vector<int32_t>& ids) const {
+    const std::string normalized = nfc_ ? nfc(raw) : std::string();
+    const std::string_view text = nfc_ ? std::string_view(normalized) : raw;
     std::vector<std::string_view> pieces;
     pretokenizer_.split(text, pieces);
     ids.reserve(ids.size() + text.size() / 3);
@@ -203,6 +209,8 @@ class BpeTokenizer : public Tokenizer {
   int32_t bos_;
   bool adds_bos_;
   std::vector<int32_t> eos_;
+  bool nfc_;
+  std::unordered_set<int32_t> plain_added_;  // added tokens decoded even when skipping specials
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Byte-level BPE: a regex pre-tokenizer, byte-pair merges over raw bytes (tiktoken's rank rule or
-// a GPT-2/HF merge list), special tokens parsed out of the text on request.
+// Byte-level BPE: an optional NFC normalization, a regex pre-tokenizer, byte-pair merges over raw
+// bytes (tiktoken's rank rule or a GPT-2/HF merge list), special tokens parsed out of the text on
+// request.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,11 @@ struct BpeDefinition {
   std::string special_tokens_where;  // where the special tokens are defined ("file:line")
   std::vector<std::string> tokens;   // id -> bytes
   std::vector<std::pair<std::string, int32_t>> special_tokens;  // text -> id
+  // Added tokens that are not special (Qwen's <think>, </think>, <tool_call>): parsed out of the
+  // text as special tokens are, but decoded as text even where special tokens are skipped.
+  std::vector<int32_t> plain_added_tokens;
+  // Text is put in Unicode NFC before it is split (HF's NFC normalizer: Qwen).
+  bool nfc = false;
   // The pre-tokenizer: regexes applied in turn, each splitting the pieces of the one before.
   std::vector<std::string> patterns;
   // A GPT-2/HF merge list: (left id, right id) by rank. Empty: tiktoken's rule, where an id is

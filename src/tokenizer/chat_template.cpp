@@ -50,6 +50,8 @@ std::vector<int32_t> llama3_prompt(const Tokenizer& tokenizer, const std::string
 
 constexpr const char* kSmolLM2System =
     "You are a helpful AI assistant named SmolLM, trained by Hugging Face";
+constexpr const char* kQwen25System =
+    "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
 
 // Each turn is <|im_start|> role "\n" content <|im_end|> "\n"; the text parts are encoded on their
 // own, as the special tokens split the rendered template into them.
@@ -65,9 +67,23 @@ std::vector<int32_t> chatml_prompt(const Tokenizer& tokenizer, const std::string
     append(ids, tokenizer.encode("\n"));
   };
   if (chat_template == ChatTemplate::SmolLM2) turn("system", kSmolLM2System);
+  if (chat_template == ChatTemplate::Qwen25) turn("system", kQwen25System);
   turn("user", user_text);
   ids.push_back(start);
   append(ids, tokenizer.encode("assistant\n"));
+  return ids;
+}
+
+// BOS (always: the template writes it), <｜User｜> text <｜Assistant｜> <think> "\n".
+std::vector<int32_t> deepseek_r1_prompt(const Tokenizer& tokenizer, const std::string& user_text) {
+  const ChatTemplate t = ChatTemplate::DeepSeekR1;
+  if (tokenizer.bos_id() < 0)
+    throw Error("chat template deepseek-r1 starts with BOS, which this tokenizer does not have");
+  std::vector<int32_t> ids = {tokenizer.bos_id(), required_special(tokenizer, "<｜User｜>", t)};
+  append(ids, tokenizer.encode(user_text));
+  ids.push_back(required_special(tokenizer, "<｜Assistant｜>", t));
+  ids.push_back(required_special(tokenizer, "<think>", t));
+  append(ids, tokenizer.encode("\n"));
   return ids;
 }
 
@@ -79,8 +95,10 @@ ChatTemplate parse_chat_template(const std::string& name) {
   if (name == "llama3") return ChatTemplate::Llama3;
   if (name == "chatml") return ChatTemplate::ChatML;
   if (name == "smollm2") return ChatTemplate::SmolLM2;
+  if (name == "qwen2.5") return ChatTemplate::Qwen25;
+  if (name == "deepseek-r1") return ChatTemplate::DeepSeekR1;
   throw Error("unknown chat template '" + name +
-              "' (expected auto, none, mistral, llama3, chatml or smollm2)");
+              "' (expected auto, none, mistral, llama3, chatml, smollm2, qwen2.5 or deepseek-r1)");
 }
 
 std::string chat_template_name(ChatTemplate t) {
@@ -95,19 +113,26 @@ std::string chat_template_name(ChatTemplate t) {
       return "chatml";
     case ChatTemplate::SmolLM2:
       return "smollm2";
+    case ChatTemplate::Qwen25:
+      return "qwen2.5";
+    case ChatTemplate::DeepSeekR1:
+      return "deepseek-r1";
   }
   return "?";
 }
 
 ChatTemplate recognise_chat_template(const std::string& template_text, const std::string& where) {
   auto has = [&](const char* part) { return template_text.find(part) != std::string::npos; };
+  if (has("<｜User｜>") && has("<｜Assistant｜>")) return ChatTemplate::DeepSeekR1;
   if (has("<|im_start|>") && has("<|im_end|>"))
-    return has(kSmolLM2System) ? ChatTemplate::SmolLM2 : ChatTemplate::ChatML;
+    return has(kSmolLM2System)  ? ChatTemplate::SmolLM2
+           : has(kQwen25System) ? ChatTemplate::Qwen25
+                                : ChatTemplate::ChatML;
   if (has("<|start_header_id|>") && has("<|eot_id|>")) return ChatTemplate::Llama3;
   if (has("[INST]") && has("[/INST]")) return ChatTemplate::Mistral;
   throw error_at(where,
-                 "chat_template: not a known chat template (known: smollm2, chatml, llama3, "
-                 "mistral); pass --chat-template with one of them or none");
+                 "chat_template: not a known chat template (known: smollm2, qwen2.5, chatml, "
+                 "deepseek-r1, llama3, mistral); pass --chat-template with one of them or none");
 }
 
 namespace {
@@ -154,8 +179,10 @@ ChatTemplate resolve_chat_template(const std::string& name, const std::string& m
 std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::string& user_text,
                                       ChatTemplate chat_template) {
   if (chat_template == ChatTemplate::Llama3) return llama3_prompt(tokenizer, user_text);
-  if (chat_template == ChatTemplate::ChatML || chat_template == ChatTemplate::SmolLM2)
+  if (chat_template == ChatTemplate::ChatML || chat_template == ChatTemplate::SmolLM2 ||
+      chat_template == ChatTemplate::Qwen25)
     return chatml_prompt(tokenizer, user_text, chat_template);
+  if (chat_template == ChatTemplate::DeepSeekR1) return deepseek_r1_prompt(tokenizer, user_text);
   const std::string text =
       chat_template == ChatTemplate::Mistral ? "[INST] " + user_text + " [/INST]" : user_text;
   std::vector<int32_t> ids = prompt_start(tokenizer);
@@ -169,6 +196,7 @@ TextPiece user_text_piece(ChatTemplate chat_template) {
       return {"[INST] ", " [/INST]"};
     case ChatTemplate::ChatML:
     case ChatTemplate::SmolLM2:
+    case ChatTemplate::Qwen25:
       return {"user\n", ""};
     default:
       return {"", ""};  // None, Llama3: the text alone

@@ -21,14 +21,22 @@ enum class ChatTemplate {
   // ChatML behind SmolLM2's default system turn ("You are a helpful AI assistant named SmolLM,
   // trained by Hugging Face"), which its template inserts when the chat has no system message.
   SmolLM2,
+  // ChatML behind Qwen2.5's default system turn ("You are Qwen, created by Alibaba Cloud. You are a
+  // helpful assistant."), which its template inserts when the chat has no system message. Qwen3's
+  // template is plain ChatML.
+  Qwen25,
+  // DeepSeek-R1-Distill's: BOS <｜User｜> text <｜Assistant｜> <think> "\n" (its template opens the
+  // thinking section of the answer).
+  DeepSeekR1,
 };
 
-// "none" | "mistral" | "llama3" | "chatml" | "smollm2"
+// "none" | "mistral" | "llama3" | "chatml" | "smollm2" | "qwen2.5" | "deepseek-r1"
 ChatTemplate parse_chat_template(const std::string& name);
 std::string chat_template_name(ChatTemplate t);
 
 // The known template a Jinja chat template's text is, told by its distinctive parts (no Jinja
-// engine): SmolLM2's default system turn, ChatML's <|im_start|>/<|im_end|>, Llama-3's
+// engine): SmolLM2's and Qwen2.5's default system turns, ChatML's <|im_start|>/<|im_end|>,
+// DeepSeek-R1's <｜User｜>/<｜Assistant｜>, Llama-3's
 // <|start_header_id|>/<|eot_id|>, Mistral's [INST]/[/INST]. Throws naming `where` and listing
 // the known ones when it is none of them.
 ChatTemplate recognise_chat_template(const std::string& template_text, const std::string& where);

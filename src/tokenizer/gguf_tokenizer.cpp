@@ -46,8 +46,10 @@ std::vector<std::string> pre_tokenizer_patterns(const gguf::File& file, const st
   if (pre == "default")
     return {R"([\p{P}\$\+<=>\^~\|]+)", gpt2_pattern(), R"(\p{N}+)", "[0-9][0-9][0-9]"};
   if (pre == "llama-bpe") return {llama3_pattern()};
-  throw error_at(file.path(), std::string(kPre) + ": unknown pre-tokenizer '" + pre +
-                                  "' (supported: smollm, llama-bpe, gpt2, default)");
+  if (pre == "qwen2" || pre == "deepseek-r1-qwen") return {qwen2_pattern()};
+  throw error_at(file.path(),
+                 std::string(kPre) + ": unknown pre-tokenizer '" + pre +
+                     "' (supported: smollm, llama-bpe, qwen2, deepseek-r1-qwen, gpt2, default)");
 }
 
 std::vector<int32_t> token_types(const gguf::File& file, size_t count) {

@@ -195,14 +195,13 @@ void read_added_tokens(const json& root, const Locator& loc, BpeDefinition& def)
     const json& id = member(token, "id", where);
     if (!id.is_number_integer())
       throw error_at(where, "added token " + content + " has no integer id");
-    if (!flag(token, "special"))
-      throw error_at(where, "added token " + content +
-                                " is not special; only special added tokens are supported");
     for (const char* unsupported : {"lstrip", "rstrip", "single_word"})
       if (flag(token, unsupported))
         throw error_at(
             where, "added token " + content + " sets " + unsupported + ", which is not supported");
     def.special_tokens.emplace_back(content, id.get<int32_t>());
+    // Not special (Qwen's <think>): one token as the special ones, but text when decoded.
+    if (!flag(token, "special")) def.plain_added_tokens.push_back(id.get<int32_t>());
   }
 }
 
@@ -284,13 +283,18 @@ BpeDefinition read_hf_tokenizer_json(const std::string& path) {
         !null_or_empty(model, "end_of_word_suffix"))
       throw error_at(model_where,
                      "subword prefixes/suffixes are not supported in a byte-level BPE");
-    if (root.contains("normalizer") && !root.at("normalizer").is_null())
-      throw error_at(loc.at_key("normalizer"), "normalizers are not supported in a byte-level BPE");
+    // NFC alone (Qwen) is read; any other normalizer is refused.
+    const bool nfc = root.contains("normalizer") && root.at("normalizer").is_object() &&
+                     root.at("normalizer").value("type", "") == "NFC";
+    if (root.contains("normalizer") && !root.at("normalizer").is_null() && !nfc)
+      throw error_at(loc.at_key("normalizer"), "normalizer " + root.at("normalizer").dump() +
+                                                   " is not supported (null or NFC)");
     if (!root.contains("decoder") || root.at("decoder").value("type", "") != "ByteLevel")
       throw error_at(loc.at_key("decoder"), "the decoder must be ByteLevel");
 
     BpeDefinition def;
     def.source = path;
+    def.nfc = nfc;
     def.patterns = pre_tokenizer_patterns(
         root.contains("pre_tokenizer") ? root.at("pre_tokenizer") : json(), loc);
     read_vocab(model, loc, def);

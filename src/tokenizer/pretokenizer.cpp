@@ -34,6 +34,12 @@ const std::string& gpt2_pattern() {
   return pattern;
 }
 
+const std::string& qwen2_pattern() {
+  static const std::string pattern =
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  return pattern;
+}
+
 std::string rewrite_whitespace_classes(const std::string& pattern, const std::string& source) {
   std::string out;
   out.reserve(pattern.size() + 64);

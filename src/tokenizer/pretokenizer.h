@@ -47,6 +47,10 @@ class PreTokenizer {
 // "gpt2" pre-tokenizer.
 const std::string& gpt2_pattern();
 
+// Qwen2's pattern (Qwen2.5, Qwen3, DeepSeek-R1-Distill-Qwen): Llama-3's with every \p{N} a piece
+// of its own; their tokenizer.json's Split regex, llama.cpp's "qwen2" pre-tokenizer.
+const std::string& qwen2_pattern();
+
 // Rewrites \s and \S of a PCRE2 pattern into explicit Unicode White_Space classes (exposed for
 // tests). Throws for \S inside a character class, which no class syntax can express.
 std::string rewrite_whitespace_classes(const std::string& pattern, const std::string& source);

@@ -198,6 +198,43 @@ def compare(name, budget, kept_layers, scores):
     return identical / max(total, 1), broken
 
 
+def check_presses(kvpress, model_for, model_arg, ids, tmp, label=""):
+    """Every press at every budget: kvsearch's kept sets on model_arg (`generate --dump-kept`)
+    against the press's on model_for(press), recorded with check(). Returns {(name, budget):
+    (kept, press scores)}."""
+    n, results = len(ids), {}
+    for budget in BUDGETS:
+        ratio = 1.0 - (budget + 0.5) / n  # kvpress keeps int(n (1 - ratio)) = budget
+        for policy, press in presses(kvpress, ratio):
+            if max(policy.get("window", 0), policy.get("base", {}).get("window", 0)) >= budget:
+                continue  # a window of 64 leaves nothing to select at B = 64
+            policy = dict(policy, budget=budget)
+            name = policy.get("name", policy["method"])
+            adakv = isinstance(press, kvpress.AdaKVPress)
+            scores = (adakv_press_kept if adakv else press_scores)(model_for(press), press, ids)
+            policy_path = os.path.join(tmp, f"{name}-{budget}.json")
+            kept_path = os.path.join(tmp, f"{name}-{budget}.kept.json")
+            write_json(policy_path, policy)
+            must("--threads", "2", "generate", "--model", model_arg, "--dtype", "f32",
+                 "--token-ids", ",".join(map(str, ids)), "--max-new-tokens", "1",
+                 "--policy", policy_path, "--dump-kept", kept_path)
+            kept = read_json(kept_path)["layers"]
+            check(len(kept) == len(scores), f"{label}{name}: {len(kept)} layers, press {len(scores)}")
+            share, broken = (adakv_compare if adakv else compare)(name, budget, kept, scores)
+            for message in broken:
+                check(False, label + message)
+            what = "kept sets (the complement of masked_key_indices)" if adakv else "topk"
+            print(f"[measured] {label}{type(press).__name__} B={budget}: kvsearch's kept sets equal the "
+                  f"press's {what} in {share:.1%} of (layer, KV head) sets; "
+                  f"{len(broken)} outside the tie band")
+            if adakv:
+                counts = [len(h) for layer in kept for h in layer]
+                print(f"[measured] {label}adakv B={budget}: per-head counts {min(counts)}..{max(counts)} "
+                      f"(mean {sum(counts) / len(counts):.1f})")
+            results[(name, budget)] = (kept, scores)
+    return results
+
+
 def main():
     import kvpress  # (the oracle: tools/bootstrap.sh installs it without its dependencies)
     import transformers
@@ -221,36 +258,7 @@ def main():
         ids = ruler_prompt(tmp)
         n = len(ids)
         print(f"prompt: {n} tokens (RULER niah_single_1)")
-        results = {}
-        for budget in BUDGETS:
-            ratio = 1.0 - (budget + 0.5) / n  # kvpress keeps int(n (1 - ratio)) = budget
-            for policy, press in presses(kvpress, ratio):
-                if max(policy.get("window", 0), policy.get("base", {}).get("window", 0)) >= budget:
-                    continue  # a window of 64 leaves nothing to select at B = 64
-                policy = dict(policy, budget=budget)
-                name = policy.get("name", policy["method"])
-                adakv = isinstance(press, kvpress.AdaKVPress)
-                scores = (adakv_press_kept if adakv else press_scores)(model_for(press), press, ids)
-                policy_path = os.path.join(tmp, f"{name}-{budget}.json")
-                kept_path = os.path.join(tmp, f"{name}-{budget}.kept.json")
-                write_json(policy_path, policy)
-                must("--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
-                     "--token-ids", ",".join(map(str, ids)), "--max-new-tokens", "1",
-                     "--policy", policy_path, "--dump-kept", kept_path)
-                kept = read_json(kept_path)["layers"]
-                check(len(kept) == len(scores), f"{name}: {len(kept)} layers, press {len(scores)}")
-                share, broken = (adakv_compare if adakv else compare)(name, budget, kept, scores)
-                for message in broken:
-                    check(False, message)
-                what = "kept sets (the complement of masked_key_indices)" if adakv else "topk"
-                print(f"[measured] {type(press).__name__} B={budget}: kvsearch's kept sets equal the "
-                      f"press's {what} in {share:.1%} of (layer, KV head) sets; "
-                      f"{len(broken)} outside the tie band")
-                if adakv:
-                    counts = [len(h) for layer in kept for h in layer]
-                    print(f"[measured] adakv B={budget}: per-head counts {min(counts)}..{max(counts)} "
-                          f"(mean {sum(counts) / len(counts):.1f})")
-                results[(name, budget)] = (kept, scores)
+        results = check_presses(kvpress, model_for, "smollm2-135m", ids, tmp)
         # The rule can fail: knorm's kept sets judged by KeyDiff's scores must break it.
         _, broken = compare("knorm as keydiff", 128, results[("knorm", 128)][0],
                             results[("keydiff", 128)][1])

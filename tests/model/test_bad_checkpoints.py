@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Bad checkpoints through the CLI: `kvsearch generate` on each damaged checkpoint must print
-exactly one line on stderr, starting with "error:", naming the damaged file and the problem,
-exit with status 1 (not a signal, not abort), and print no LibTorch stack trace.
+"""Bad checkpoints through the CLI: `kvsearch generate` (`tokenize` for a tokenizer.json) on each
+damaged checkpoint must print exactly one line on stderr, starting with "error:", naming the
+damaged file and the problem, exit with status 1 (not a signal, not abort), and print no LibTorch
+stack trace. Among them the Qwen ones: an unknown architecture (which one, which are read), a
+qwen3 checkpoint without q_norm, a qwen2 bias of the wrong shape, an unknown pre-tokenizer. And
+`kvsearch models` lists the architectures and what each reads.
 
 The damage is done here with a minimal safetensors header editor (u64 little-endian header length,
 JSON header, data), independent of the project's reader.
@@ -188,7 +191,56 @@ def tensor_absent(d):
     return d
 
 
-# (name, damage, base checkpoint, regex the problem must match)
+def rewrite_tensors(path, change):
+    """Rebuilds a safetensors file from {name: (dtype, shape, bytes)} after `change` edits it."""
+    header, data = read_st(path)
+    tensors = {k: (header[k]["dtype"], header[k]["shape"], data[slice(*header[k]["data_offsets"])])
+               for k in by_offset(header)}
+    change(tensors)
+    new_header, blob = {}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        new_header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(blob), len(blob) + len(raw)]}
+        blob += raw
+    write_st(path, new_header, blob)
+
+
+def unknown_architecture(d):
+    p = os.path.join(d, "config.json")
+    edit_config(p, lambda c: c.update(model_type="gemma2", architectures=["Gemma2ForCausalLM"]))
+    return p
+
+
+def qwen3_without_q_norm(d):
+    """A qwen3 checkpoint whose layer 1 has no q_norm (header and data alike)."""
+    rewrite_tensors(os.path.join(d, "model.safetensors"),
+                    lambda t: t.pop("model.layers.1.self_attn.q_norm.weight"))
+    return d
+
+
+def qwen2_bias_wrong_shape(d):
+    """qwen2's k_proj bias of layer 0 holds half the rows config.json implies (a valid file)."""
+    p = os.path.join(d, "model.safetensors")
+
+    def change(t):
+        dtype, shape, raw = t["model.layers.0.self_attn.k_proj.bias"]
+        t["model.layers.0.self_attn.k_proj.bias"] = (dtype, [shape[0] // 2], raw[:len(raw) // 2])
+    rewrite_tensors(p, change)
+    return p
+
+
+def tokenizer_unknown_pre_tokenizer(d):
+    """A Qwen-style byte-level tokenizer.json whose pre-tokenizer is one kvsearch does not read
+    (`tokenize --model` loads it; the error points at the line of the field)."""
+    p = os.path.join(d, "tokenizer.json")
+    write_json(p, {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]},
+                   "normalizer": None, "decoder": {"type": "ByteLevel"},
+                   "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                       {"type": "WhitespaceSplit"}, {"type": "ByteLevel", "use_regex": False}]}}, indent=2)
+    write_json(os.path.join(d, "tokenizer_config.json"), {"eos_token": "ab"})
+    return p
+
+
+# (name, damage, base checkpoint, regex the problem must match[, the command: generate by default])
 CASES = [
     ("truncated", truncated, "single", r"truncat|past the (end|data)"),
     ("header_length_past_end", header_length_past_end, "single", r"header length.*(past|beyond|exceed)"),
@@ -208,14 +260,22 @@ CASES = [
     ("config_missing_sliding_window", config_missing_sliding_window, "single", r"missing.*sliding_window"),
     ("config_absent", config_absent, "single", r"config\.json"),
     ("tensor_absent", tensor_absent, "single", r"lm_head\.weight"),
+    ("unknown_architecture", unknown_architecture, "single",
+     r"model_type.*gemma2.*\(mistral, llama, qwen2, qwen3\)"),
+    ("qwen3_without_q_norm", qwen3_without_q_norm, "qwen3", r"no tensor 'model\.layers\.1\.self_attn\.q_norm\.weight'"),
+    ("qwen2_bias_wrong_shape", qwen2_bias_wrong_shape, "qwen2",
+     r"'model\.layers\.0\.self_attn\.k_proj\.bias' has shape \[16\].*config\.json implies \[32\]"),
+    ("tokenizer_unknown_pre_tokenizer", tokenizer_unknown_pre_tokenizer, "qwen2",
+     r":\d+: unsupported pre-tokenizer 'WhitespaceSplit'", ["tokenize", "--text", "hello"]),
 ]
 
 
-def check_case(number, name, damage, base, problem, tmp):
+def check_case(number, name, damage, base, problem, tmp, command=None):
     d = os.path.join(tmp, f"case{number:02d}")  # a neutral name: the regexes must not match the path
     shutil.copytree(base, d)
     must_name = damage(d)
-    proc = kvsearch("generate", "--model", d, "--token-ids", "1,2,3", "--max-new-tokens", "1")
+    command = command or ["generate", "--token-ids", "1,2,3", "--max-new-tokens", "1"]
+    proc = kvsearch(command[0], "--model", d, *command[1:])
     line, problems = error_output(proc, mentions=(must_name,), markers=TRACE_MARKERS, markers_in_stdout=True)
     if not re.search(problem, line.replace(must_name, "<file>").replace(d, "<dir>"), re.IGNORECASE):
         problems.append(f"the line does not name the problem (/{problem}/)")
@@ -229,9 +289,10 @@ def check_case(number, name, damage, base, problem, tmp):
 def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="kvs_bad_ckpt_") as tmp:
-        bases = {"single": os.path.join(tmp, "base1"), "sharded": os.path.join(tmp, "base2")}
-        for args in (["--out", bases["single"]], ["--out", bases["sharded"], "--max-shard-mb", "1"]):
-            proc = kvsearch("make-model", "--preset", "tiny", "--seed", "9", *args)
+        bases = {kind: os.path.join(tmp, f"base{i}") for i, kind in enumerate(("single", "sharded", "qwen2", "qwen3"))}
+        for kind, args in (("single", ["--preset", "tiny"]), ("sharded", ["--preset", "tiny", "--max-shard-mb", "1"]),
+                           ("qwen2", ["--preset", "tiny-qwen2"]), ("qwen3", ["--preset", "tiny-qwen3"])):
+            proc = kvsearch("make-model", "--out", bases[kind], "--seed", "9", *args)
             if proc.returncode != 0:
                 print("make-model failed:", proc.stderr)
                 return 1
@@ -240,8 +301,14 @@ def main():
             proc = kvsearch("generate", "--model", base, "--token-ids", "1,2,3", "--max-new-tokens", "1")
             if proc.returncode != 0:
                 failures.append(f"undamaged {kind} checkpoint fails: {proc.stderr.strip()}")
-        for number, (name, damage, base, problem) in enumerate(CASES):
-            failures += check_case(number, name, damage, bases[base], problem, tmp)
+        for number, (name, damage, base, problem, *command) in enumerate(CASES):
+            failures += check_case(number, name, damage, bases[base], problem, tmp, *command)
+        # `kvsearch models` names every architecture the errors above list, and what each reads.
+        listing = kvsearch("models").stdout
+        for expected in ("mistral", "LlamaForCausalLM", "GGUF qwen2", "q_proj/k_proj/v_proj biases",
+                         "qwen3    Qwen3ForCausalLM", "q_norm/k_norm", "smollm2-135m"):
+            if expected not in listing:
+                failures.append(f"kvsearch models does not list {expected!r}: {listing}")
     print(f"{len(CASES) - len({f.split(':')[0] for f in failures})}/{len(CASES)} cases pass")
     finish(failures)
 

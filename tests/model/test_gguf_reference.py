@@ -16,6 +16,10 @@
    those kept sets are checked against the selection oracles of tests/evict/test_select_reference.py
    on HF's post-RoPE window queries and keys (equal per layer and head but for near-ties).
 
+One run checks one part, so ctest runs the parts side by side (tests/model/CMakeLists.txt):
+`dequant` (check 1), or `logits K/N` (check 2 for the K-th of N slices of the policies, in their
+order below; the N slices together are every policy, each in exactly one). No argument: all of it.
+
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
 import copy
@@ -170,7 +174,44 @@ def reference_decode(model, caches, first_token, position, steps, eos):
     return tokens, torch.stack(logits_rows) if logits_rows else torch.zeros(0)
 
 
-def check_logits(tmp):
+def all_policies(layers):
+    """Every checked policy, in order: name -> (policy JSON, None for the full cache; the selection
+    oracle over (window queries, keys, layer), None where kvpress's presses judge the kept sets)."""
+    budget = 128
+    policies = {
+        "full": (None, lambda q, k, l: [list(range(k.shape[1]))] * q.shape[0]),
+        "snapkv": ({"kind": "topk", "budget": budget, "schedule": "uniform"},
+                   lambda q, k, l: baseline(q, k, budget, "uniform", l, layers)),
+        "global": ({"kind": "greedy", "budget": budget, "schedule": "pyramid",
+                    "lambda1": {"profile": "global", "a": [math.asinh(0.3)]},
+                    "lambda2": {"profile": "global", "a": [math.asinh(-0.15)]}},
+                   lambda q, k, l: diverse(q, k, budget, 0.3, -0.15, l, layers)),
+    }
+    # The scoring methods: their kept sets are checked against kvpress's presses in
+    # tests/evict/test_methods_vs_kvpress.py; here the decode over what kvsearch kept.
+    for method in ("streaming_llm", "knorm", "keydiff", "tova", "lagkv", "r_kv",
+                   "observed_attention", "expected_attention"):
+        policies[method] = ({"method": method, "budget": budget}, None)
+    policies["criticalkv"] = ({"method": "criticalkv", "budget": budget,
+                               "base": {"method": "snapkv", "window": 64, "kernel": 5,
+                                        "pooling": "avg", "granularity": "kv_head"}}, None)
+    # Head-wise budgets (ragged caches): each KV head keeps its own count, both rules.
+    for rule in ("kvpress", "original"):
+        policies[f"adakv-{rule}"] = ({"method": "adakv", "budget": budget, "alpha": 0.2, "rule": rule,
+                                     "base": {"method": "snapkv", "window": 64, "kernel": 5,
+                                              "pooling": "avg", "granularity": "kv_head"}}, None)
+    # Budgets that move between layers (cake) and MixKV's AdaKV host (head budgets).
+    policies["cake"] = ({"method": "cake", "budget": budget}, None)
+    policies["mixkv-adakv"] = ({"method": "mixkv", "budget": budget, "host": "adakv"}, None)
+    return policies
+
+
+def policy_slice(names, part, parts):
+    """The part-th (1-based) of `parts` contiguous slices of `names`, as even as they come."""
+    return names[(part - 1) * len(names) // parts:part * len(names) // parts]
+
+
+def check_logits(tmp, part=1, parts=1):
     import transformers
     from transformers import AutoModelForCausalLM
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
@@ -227,33 +268,13 @@ def check_logits(tmp):
           f"{tolerance:.3g}); SDPA vs float64: {hf_error:.3g} (prefill bound {prefill_bound:.3g})")
     first = int(prefill_logits[-1].argmax())
 
-    budget = 128
-    policies = {
-        "full": (None, lambda q, k, l: [list(range(k.shape[1]))] * q.shape[0]),
-        "snapkv": ({"kind": "topk", "budget": budget, "schedule": "uniform"},
-                   lambda q, k, l: baseline(q, k, budget, "uniform", l, layers)),
-        "global": ({"kind": "greedy", "budget": budget, "schedule": "pyramid",
-                    "lambda1": {"profile": "global", "a": [math.asinh(0.3)]},
-                    "lambda2": {"profile": "global", "a": [math.asinh(-0.15)]}},
-                   lambda q, k, l: diverse(q, k, budget, 0.3, -0.15, l, layers)),
-    }
-    # The scoring methods: their kept sets are checked against kvpress's presses in
-    # tests/evict/test_methods_vs_kvpress.py; here the decode over what kvsearch kept.
-    for method in ("streaming_llm", "knorm", "keydiff", "tova", "lagkv", "r_kv",
-                   "observed_attention", "expected_attention"):
-        policies[method] = ({"method": method, "budget": budget}, None)
-    policies["criticalkv"] = ({"method": "criticalkv", "budget": budget,
-                               "base": {"method": "snapkv", "window": 64, "kernel": 5,
-                                        "pooling": "avg", "granularity": "kv_head"}}, None)
-    # Head-wise budgets (ragged caches): each KV head keeps its own count, both rules.
-    for rule in ("kvpress", "original"):
-        policies[f"adakv-{rule}"] = ({"method": "adakv", "budget": budget, "alpha": 0.2, "rule": rule,
-                                     "base": {"method": "snapkv", "window": 64, "kernel": 5,
-                                              "pooling": "avg", "granularity": "kv_head"}}, None)
-    # Budgets that move between layers (cake) and MixKV's AdaKV host (head budgets).
-    policies["cake"] = ({"method": "cake", "budget": budget}, None)
-    policies["mixkv-adakv"] = ({"method": "mixkv", "budget": budget, "host": "adakv"}, None)
-    for name, (policy, select) in policies.items():
+    policies = all_policies(layers)
+    names = policy_slice(list(policies), part, parts)
+    print(f"[measured] logits part {part}/{parts}: {', '.join(names)}")
+    if not names:
+        failures.append(f"logits part {part}/{parts} holds no policy")
+    for name in names:
+        policy, select = policies[name]
         dump = os.path.join(tmp, f"{name}.npy")
         kept_path = os.path.join(tmp, f"{name}.kept.json")
         args = ["--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
@@ -311,18 +332,39 @@ def check_logits(tmp):
     return failures
 
 
+def check_dequantized(tmp):
+    failures = check_synthetic_types(tmp)
+    count, f = compare_dequantized(smollm2_gguf(), os.path.join(tmp, "smollm2"))
+    print(f"[measured] SmolLM2-135M-Instruct.Q4_1.gguf: {count} tensors, "
+          f"{count - len(f)} bit-identical to gguf-py {metadata.version('gguf')}")
+    if count != 272:
+        f.append(f"SmolLM2 file: {count} tensors, expected 272")
+    return failures + f
+
+
+def parse_part(argv):
+    """(dequant?, logits part, logits parts) from the arguments: `dequant`, `logits K/N`, or none
+    (both checks, every policy)."""
+    if not argv:
+        return True, 1, 1
+    if argv == ["dequant"]:
+        return True, 0, 0
+    if len(argv) == 2 and argv[0] == "logits":
+        part, _, parts = argv[1].partition("/")
+        if part.isdigit() and parts.isdigit() and 1 <= int(part) <= int(parts):
+            return False, int(part), int(parts)
+    sys.exit(f"usage: {sys.argv[0]} [dequant | logits K/N], 1 <= K <= N; got {' '.join(argv)}")
+
+
 def main():
+    dequant, part, parts = parse_part(sys.argv[1:])
     torch.set_num_threads(2)
     failures = []
     with tempfile.TemporaryDirectory(prefix="kvs_gguf_ref_") as tmp:
-        failures += check_synthetic_types(tmp)
-        count, f = compare_dequantized(smollm2_gguf(), os.path.join(tmp, "smollm2"))
-        print(f"[measured] SmolLM2-135M-Instruct.Q4_1.gguf: {count} tensors, "
-              f"{count - len(f)} bit-identical to gguf-py {metadata.version('gguf')}")
-        if count != 272:
-            f.append(f"SmolLM2 file: {count} tensors, expected 272")
-        failures += f
-        failures += check_logits(tmp)
+        if dequant:
+            failures += check_dequantized(tmp)
+        if parts:
+            failures += check_logits(tmp, part, parts)
     finish(failures, passed="PASS")
 
 

@@ -98,7 +98,12 @@ TEST(GgufWeights, NamesMapToTheLlamaLayout) {
   EXPECT_EQ(kvs::model::gguf_tensor_name("model.layers.12.self_attn.k_proj.weight"), "blk.12.attn_k.weight");
   EXPECT_EQ(kvs::model::gguf_tensor_name("model.layers.0.post_attention_layernorm.weight"),
             "blk.0.ffn_norm.weight");
-  EXPECT_THROW(kvs::model::gguf_tensor_name("model.layers.0.self_attn.q_norm.weight"), kvs::Error);
+  // qwen2's biases and qwen3's per-head norms, under llama.cpp's names
+  EXPECT_EQ(kvs::model::gguf_tensor_name("model.layers.3.self_attn.k_proj.bias"),
+            "blk.3.attn_k.bias");
+  EXPECT_EQ(kvs::model::gguf_tensor_name("model.layers.0.self_attn.q_norm.weight"),
+            "blk.0.attn_q_norm.weight");
+  EXPECT_THROW(kvs::model::gguf_tensor_name("model.layers.0.self_attn.o_proj.bias"), kvs::Error);
 }
 
 TEST(GgufWeights, UndoesTheRopePermutation) {
@@ -150,17 +155,48 @@ TEST(GgufConfig, ReadsTheLlamaMetadata) {
   EXPECT_EQ(c.eos_token_ids, std::vector<int64_t>{2});
 }
 
+TEST(GgufConfig, ReadsQwen3MetadataUnderItsOwnName) {
+  kvs::test::ScratchDir dir;
+  GgufWriter w;
+  w.add_string("general.architecture", "qwen3");
+  w.add_u32("qwen3.block_count", 28);
+  w.add_u32("qwen3.context_length", 40960);
+  w.add_u32("qwen3.embedding_length", 1024);
+  w.add_u32("qwen3.feed_forward_length", 3072);
+  w.add_u32("qwen3.attention.head_count", 16);
+  w.add_u32("qwen3.attention.head_count_kv", 8);
+  w.add_u32("qwen3.attention.key_length", 128);  // not 1024 / 16
+  w.add_u32("qwen3.attention.value_length", 128);
+  w.add_f32("qwen3.rope.freq_base", 1000000.0f);
+  w.add_f32("qwen3.attention.layer_norm_rms_epsilon", 1e-6f);
+  w.add_u32("qwen3.vocab_size", 151936);
+  w.add_u32("tokenizer.ggml.bos_token_id", 151643);
+  w.add_u32("tokenizer.ggml.eos_token_id", 151645);
+  GgufWriter::write(dir.file("q.gguf"), w.bytes());
+  const auto c = kvs::model::config_from_gguf(kvs::gguf::File::open(dir.file("q.gguf")));
+  EXPECT_EQ(c.model_type, "qwen3");
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.num_hidden_layers, 28);
+  EXPECT_EQ(c.vocab_size, 151936);
+  EXPECT_EQ(c.rope_theta, 1e6);
+  EXPECT_TRUE(c.tie_word_embeddings);
+}
+
 TEST(GgufConfig, RefusesOtherArchitecturesAndMissingKeys) {
   kvs::test::ScratchDir dir;
-  GgufWriter qwen;
-  qwen.add_string("general.architecture", "qwen2");
-  GgufWriter::write(dir.file("q.gguf"), qwen.bytes());
+  GgufWriter gemma;
+  gemma.add_string("general.architecture", "gemma3");
+  GgufWriter::write(dir.file("q.gguf"), gemma.bytes());
   try {
     kvs::model::config_from_gguf(kvs::gguf::File::open(dir.file("q.gguf")));
     FAIL();
   } catch (const kvs::Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              dir.file("q.gguf") + ": metadata 'general.architecture': 'qwen2' is not supported (llama)");
+              dir.file("q.gguf") +
+                  ": metadata 'general.architecture': 'gemma3' is not an architecture the "
+                  "runner reads (llama, qwen2, qwen3)");
   }
   GgufWriter no_vocab = llama_metadata();
   GgufWriter::write(dir.file("v.gguf"), no_vocab.bytes());

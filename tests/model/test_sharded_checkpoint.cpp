@@ -52,9 +52,20 @@ kvs::model::Weights rounded(const kvs::model::Weights& w, at::ScalarType dtype) 
   auto r = [dtype](const at::Tensor& t) { return t.to(dtype).to(at::kFloat); };
   kvs::model::Weights out;
   out.embed = r(w.embed);
-  for (const auto& L : w.layers)
-    out.layers.push_back({r(L.input_norm), r(L.q_proj), r(L.k_proj), r(L.v_proj), r(L.o_proj),
-                          r(L.post_norm), r(L.gate_proj), r(L.up_proj), r(L.down_proj), {}});
+  for (const auto& L : w.layers) {
+    kvs::model::LayerWeights l;  // the tiny preset's tensors, rounded: no blocks, biases or norms
+    for (auto [to, from] : {std::pair{&l.input_norm, &L.input_norm},
+                            {&l.q_proj, &L.q_proj},
+                            {&l.k_proj, &L.k_proj},
+                            {&l.v_proj, &L.v_proj},
+                            {&l.o_proj, &L.o_proj},
+                            {&l.post_norm, &L.post_norm},
+                            {&l.gate_proj, &L.gate_proj},
+                            {&l.up_proj, &L.up_proj},
+                            {&l.down_proj, &L.down_proj}})
+      *to = r(*from);
+    out.layers.push_back(std::move(l));
+  }
   out.norm = r(w.norm);
   out.lm_head = r(w.lm_head);
   return out;

@@ -46,7 +46,8 @@ TEST(ChatTemplate, Llama3NeedsLlama3SpecialTokens) {
 }
 
 TEST(ChatTemplate, Names) {
-  for (auto t : {ChatTemplate::None, ChatTemplate::Mistral, ChatTemplate::Llama3})
+  using T = ChatTemplate;
+  for (auto t : {T::None, T::Mistral, T::Llama3, T::ChatML, T::SmolLM2, T::Qwen25, T::DeepSeekR1})
     EXPECT_EQ(kvs::tokenizer::parse_chat_template(kvs::tokenizer::chat_template_name(t)), t);
   EXPECT_THROW(kvs::tokenizer::parse_chat_template("llama2"), kvs::Error);
 }
@@ -62,6 +63,12 @@ constexpr const char* kSmolLM2 =
 constexpr const char* kLlama3 =
     "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + "
     "message['content'] | trim + '<|eot_id|>' }}";
+constexpr const char* kQwen25 =
+    "{%- if messages[0]['role'] != 'system' %}{{- '<|im_start|>system\\nYou are Qwen, created by "
+    "Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}{%- endif %}";
+constexpr const char* kDeepSeekR1 =
+    "{{bos_token}}{{ns.system_prompt}}{{'<｜User｜>' + message['content']}}"
+    "{% if add_generation_prompt %}{{'<｜Assistant｜><think>\\n'}}{% endif %}";
 constexpr const char* kMistral =
     "{{ bos_token }}{% for message in messages %}{{ '[INST] ' + message['content'] + ' [/INST]' }}";
 
@@ -71,10 +78,12 @@ TEST(ChatTemplate, RecognisesTheKnownTemplatesByTheirText) {
   EXPECT_EQ(recognise_chat_template(kSmolLM2, "f"), ChatTemplate::SmolLM2);
   EXPECT_EQ(recognise_chat_template(kLlama3, "f"), ChatTemplate::Llama3);
   EXPECT_EQ(recognise_chat_template(kMistral, "f"), ChatTemplate::Mistral);
+  EXPECT_EQ(recognise_chat_template(kQwen25, "f"), ChatTemplate::Qwen25);
+  EXPECT_EQ(recognise_chat_template(kDeepSeekR1, "f"), ChatTemplate::DeepSeekR1);
   const auto message =
       kvs::test::error_of([] { recognise_chat_template("{{ '<start_of_turn>' }}", "m.gguf"); });
   EXPECT_NE(message.find("m.gguf: chat_template: not a known chat template (known: smollm2, "
-                         "chatml, llama3, mistral)"),
+                         "qwen2.5, chatml, deepseek-r1, llama3, mistral)"),
             std::string::npos)
       << message;
 }

@@ -135,8 +135,11 @@ TEST_F(HfTokenizerJson, MergeOfUnknownTokenIsRejected) {
 
 TEST_F(HfTokenizerJson, UnsupportedFeaturesAreNamed) {
   auto normalizer = small_tokenizer_json(kMerges);
-  normalizer["normalizer"] = {{"type", "NFC"}};
-  EXPECT_NE(load_error(normalizer).find("normalizers are not supported"), std::string::npos);
+  normalizer["normalizer"] = {{"type", "NFKC"}};
+  EXPECT_NE(
+      load_error(normalizer).find("normalizer {\"type\":\"NFKC\"} is not supported (null or NFC)"),
+      std::string::npos)
+      << load_error(normalizer);
   auto unknown_step = small_tokenizer_json(kMerges);
   unknown_step["pre_tokenizer"]["pretokenizers"][0] = {{"type", "Metaspace"}};
   EXPECT_NE(load_error(unknown_step).find("unsupported pre-tokenizer 'Metaspace'"),
