@@ -217,8 +217,7 @@ ModelConfig config_from_gguf(const gguf::File& f) {
   ModelConfig c;
   c.model_type = arch;
   set_architecture_options(c);
-  // The hyperparameters are under the architecture's name: llama.block_count, qwen3.block_count,
-  // ...
+  // The hyperparameters are under the architecture's name (llama.*, qwen2.*, qwen3.*).
   const auto key = [&arch](const std::string& name) { return arch + "." + name; };
   c.num_hidden_layers = positive_metadata(f, key("block_count"));
   c.max_position_embeddings = positive_metadata(f, key("context_length"));

@@ -187,21 +187,21 @@ def all_policies(layers):
                     "lambda2": {"profile": "global", "a": [math.asinh(-0.15)]}},
                    lambda q, k, l: diverse(q, k, budget, 0.3, -0.15, l, layers)),
     }
-    # The scoring methods: their kept sets are checked against kvpress's presses in
-    # tests/evict/test_methods_vs_kvpress.py; here the decode over what kvsearch kept.
-    for method in ("streaming_llm", "knorm", "keydiff", "tova", "lagkv", "r_kv",
-                   "observed_attention", "expected_attention"):
-        policies[method] = ({"method": method, "budget": budget}, None)
-    policies["criticalkv"] = ({"method": "criticalkv", "budget": budget,
-                               "base": {"method": "snapkv", "window": 64, "kernel": 5,
-                                        "pooling": "avg", "granularity": "kv_head"}}, None)
-    # Head-wise budgets (ragged caches): each KV head keeps its own count, both rules.
-    for rule in ("kvpress", "original"):
-        policies[f"adakv-{rule}"] = ({"method": "adakv", "budget": budget, "alpha": 0.2, "rule": rule,
-                                     "base": {"method": "snapkv", "window": 64, "kernel": 5,
-                                              "pooling": "avg", "granularity": "kv_head"}}, None)
-    # Budgets that move between layers (cake) and MixKV's AdaKV host (head budgets).
-    policies["cake"] = ({"method": "cake", "budget": budget}, None)
+    # Every other registered method (`kvsearch methods --json`) at its defaults, a wrapper over
+    # kvpress's SnapKV: their kept sets are checked against their references elsewhere
+    # (tests/evict/); here the decode over what kvsearch kept.
+    snap = {"method": "snapkv", "window": 64, "kernel": 5, "pooling": "avg", "granularity": "kv_head"}
+    for method in json.loads(must("methods", "--json")):
+        name = method["name"]
+        if name in ("snapkv", "diverse"):  # above, with their oracles
+            continue
+        policy = {"method": name, "budget": budget}
+        if method["wrapper"]:
+            policy["base"] = snap
+        policies[name] = (policy, None)
+    # Variants: adakv's original rule, MixKV's AdaKV host (head budgets).
+    policies["adakv-original"] = ({"method": "adakv", "budget": budget, "rule": "original",
+                                   "base": snap}, None)
     policies["mixkv-adakv"] = ({"method": "mixkv", "budget": budget, "host": "adakv"}, None)
     return policies
 
@@ -318,7 +318,9 @@ def check_logits(tmp, part=1, parts=1):
             failures.append(f"{name}: decode logits differ by {decode_diff:.3g}")
         if generated != ref_tokens:
             failures.append(f"{name}: greedy tokens {generated} != reference {ref_tokens}")
-        if policy and policy.get("method") in ("adakv", "cake", "mixkv"):
+        # The allocators keep different counts per head or layer (mixkv under its AdaKV host).
+        ragged = policy and (policy.get("method") in ("adakv", "cake") or policy.get("host") == "adakv")
+        if ragged:
             counts = [len(h) for layer in kept for h in layer]
             cache = ours["cache"]
             print(f"[measured] {name}: per-head counts {min(counts)}..{max(counts)}, "
