@@ -81,6 +81,9 @@ def main():
         if "needs a policy" not in line or os.path.exists(os.path.join(tmp, "k.json")):
             failures.append(f"--dump-kept without a policy: {line}")
         expect_error(*base, "--budget", 32, "--profile", "baseline", "--lambda2", 0.1)
+        line = expect_error(*base, "--budget", 32, "--profile", "segmentz")
+        if "--profile: unknown profile 'segmentz'" not in line:
+            failures.append(f"a bad shorthand profile: {line}")
     finish(failures, passed="generate --policy: all checks passed")
 
 
