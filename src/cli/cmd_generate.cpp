@@ -1,6 +1,7 @@
 // kvsearch generate: greedy decoding from a checkpoint, optionally dumping every logit row, with
 // the full cache or one evicted by a policy (--policy FILE.json or the --budget/--profile shorthands).
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -47,6 +48,13 @@ void setup_generate(CLI::App& parent) {
                   "Write every prompt position's and generated step's logits (float32 .npy)");
   cmd->add_option("--dump-kept", req->dump_kept_path,
                   "Write the policy's kept prompt positions per layer and cache head (JSON {\"layers\": ...})");
+  cmd->add_option("--trace-kept", req->trace_kept_path,
+                  "Under a decoding schedule: write every compression's held positions (JSON lines "
+                  "{step, seen, layers, counts})");
+  auto teacher = std::make_shared<std::string>();
+  auto* tt = cmd->add_option("--teacher-tokens", *teacher,
+                             "Decode these token ids (comma-separated) instead of greedy ones "
+                             "(teacher forcing)");
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
   auto* pol = cmd->add_option("--policy", *policy_file, "Evict the prompt's cache with this policy (JSON)");
@@ -75,6 +83,10 @@ void setup_generate(CLI::App& parent) {
           *budget, *profile, l1->count() ? std::optional<double>(*lambda1) : std::nullopt,
           l2->count() ? std::optional<double>(*lambda2) : std::nullopt);
     req->policy = policy;
+    if (tt->count()) {
+      req->teacher_ids = kvs::parse_id_list(*teacher, "--teacher-tokens");
+      if (req->teacher_ids.empty()) throw kvs::Error("--teacher-tokens: no ids given");
+    }
     if (t->count()) {
       req->prompt_ids = kvs::parse_id_list(*token_ids, "--token-ids");
       if (req->prompt_ids.empty()) throw kvs::Error("--token-ids: no ids given");
@@ -90,7 +102,15 @@ void setup_generate(CLI::App& parent) {
                                 ? nlohmann::json{out.question_span->begin, out.question_span->end}
                                 : nlohmann::json(nullptr)},
           {"policy", policy ? kvs::evict::policy_to_json(*policy) : nlohmann::json(nullptr)}};
-      if (policy)
+      if (out.decode_time) {
+        double nll = 0;
+        for (double v : out.nll) nll += v;
+        j["cache"] = {{"largest", out.largest_cache}, {"compressions", out.compressions}};
+        if (!out.nll.empty()) {
+          j["teacher_nll"] = nll / double(out.nll.size());
+          j["teacher_perplexity"] = std::exp(nll / double(out.nll.size()));
+        }
+      } else if (policy)
         j["cache"] = {{"kept_entries", out.kept_entries},
                       {"bytes", out.cache_bytes},
                       {"uniform_bytes", out.uniform_cache_bytes}};

@@ -146,6 +146,7 @@ class LayerSelection {
                                   float_.output_projection, "the output projection");
     view.layer = layer_.layer;
     view.num_layers = num_layers_;
+    view.next_position = layer_.next_position > 0 ? layer_.next_position : layer_.keys.size(1);
     return view;
   }
 

@@ -74,7 +74,9 @@ struct LayerView {
   at::Tensor last_query;         // [heads, d], after RoPE: the last prompt position's queries
   at::Tensor window_queries;     // [heads, W, d], after RoPE: the method's observation window
   at::Tensor column_sums;        // [heads, n]: every query's attention summed per key
-  at::Tensor pre_rope_queries;   // [heads, n, d]: every position's queries before RoPE
+  // [heads, m, d]: the queries before RoPE, every prompt position's (m = n) or, while decoding,
+  // the buffered steps' (decoding.h)
+  at::Tensor pre_rope_queries;
   at::Tensor rope_inv_freq;      // [d / 2]: RoPE's frequencies (half-split layout)
   at::Tensor output_projection;  // [hidden, heads * d]: o_proj's weight
   at::Tensor base;               // a wrapper's base policy's scores [kv_heads, n] (+inf: kept)
@@ -85,6 +87,9 @@ struct LayerView {
   int64_t budget = 0;  // B: the entries the policy keeps per KV head on this layer
   int64_t layer = 0;
   int64_t num_layers = 1;
+  // The position the next query takes: n after a prefill; while decoding, the tokens seen (the
+  // cache holds fewer, each at the position it was written at).
+  int64_t next_position = 0;
 
   // A value that depends on this layer's prefill alone, computed once for all the batch's
   // policies: the first caller of `key` computes it, the others get the same object (a key names
@@ -136,6 +141,11 @@ class Method {
   // the policies of one cache batch share the statistics (compressed_cache.h).
   virtual std::optional<int64_t> statistics_window(const Params& params) const {
     return std::nullopt;
+  }
+  // The query rows of the last decoding steps a decode-time compression must read (decoding.h).
+  // Default: its observation window.
+  virtual int64_t decoding_query_rows(const Params& params) const {
+    return observation_window(params);
   }
   // The entries it always keeps per head (sinks, its window): a budget must hold them.
   virtual int64_t always_kept(const Params& params) const { return 0; }

@@ -51,12 +51,14 @@ uint32_t Policy::needs() const {
 void Policy::validate(const std::string& where) const {
   if (!method) throw error_at(where + ".method", "no method set");
   const MethodInfo& info = method->info();
-  if (budget < 1)
+  if (budget < 1 && !(budget == 0 && decoding))
     throw error_at(where + ".budget", strfmt("must be >= 1, got %lld", (long long)budget));
   check_params(info.params, params, info.name, where);
-  method->check(budget, params, where);
+  if (decoding) check_decoding(*this, *decoding, where);
+  // A decode-only policy's budget is the decoding target, which check_decoding checked.
+  method->check(budget > 0 ? budget : decoding->target, params, where);
   const int64_t kept = method->always_kept(params);
-  if (budget < kept) {  // equal: those alone are kept
+  if (budget > 0 && budget < kept) {  // equal: those alone are kept
     throw error_at(where + ".budget",
                    strfmt("%lld does not hold the %lld entries %s always keeps (its sinks or "
                           "window)",
@@ -79,17 +81,18 @@ void Policy::validate(const std::string& where) const {
   }
   if (base->cache_per_query_head())
     throw error_at(where + ".base.granularity", info.name + " rescores per KV head: set kv_head");
-  if (base->budget != budget) {
-    throw error_at(where + ".base.budget",
-                   strfmt("%lld differs from the wrapper's budget %lld, which decides",
-                          (long long)base->budget, (long long)budget));
+  if (base->budget != (budget > 0 ? budget : decoding->target)) {
+    throw error_at(
+        where + ".base.budget",
+        strfmt("%lld differs from the wrapper's budget %lld, which decides",
+               (long long)base->budget, (long long)(budget > 0 ? budget : decoding->target)));
   }
 }
 
 bool Policy::operator==(const Policy& o) const {
   const bool same_base = base && o.base ? *base == *o.base : base == o.base;
   return name == o.name && method == o.method && budget == o.budget && params == o.params &&
-         same_base && observe == o.observe;
+         same_base && observe == o.observe && decoding == o.decoding;
 }
 
 Policy snapkv_policy(int64_t budget) {
@@ -131,6 +134,8 @@ json policy_to_json(const Policy& p) {
   if (p.base) out["base"] = policy_to_json(*p.base);
   // The default protocol is left out, so that every recorded policy keeps its exact JSON.
   if (p.observe != Observe::PromptEnd) out["observe"] = observe_name(p.observe);
+  if (p.budget == 0) out.erase("budget");
+  if (p.decoding) out["decoding"] = decoding_to_json(*p.decoding);
   return out;
 }
 
@@ -212,18 +217,21 @@ Policy policy_from_json(const json& given, const std::string& where) {
   JsonFields r(fields, where);
   r.text("method", "", true);
   p.name = r.text("name", info.name);
-  p.budget = r.integer("budget", std::nullopt, 1);
+  if (const json* decoding = r.find("decoding"))
+    p.decoding = decoding_from_json(*decoding, where + ".decoding");
+  p.budget = r.integer("budget", p.decoding ? std::optional<int64_t>(0) : std::nullopt, 1);
   p.params = read_params(info.params, r);
   p.observe = read_observe(r);
   if (info.wrapper && r.has("base")) {
     json base = *r.object("base");
-    if (!base.contains("budget")) base["budget"] = p.budget;
+    if (!base.contains("budget"))
+      base["budget"] = p.budget > 0 ? p.budget : p.decoding ? p.decoding->target : 0;
     p.base = std::make_shared<const Policy>(policy_from_json(base, where + ".base"));
   }
   for (const auto& item : fields.items()) {
     const std::string& key = item.key();
     const bool known = key == "method" || key == "name" || key == "budget" || key == "observe" ||
-                       (key == "base" && info.wrapper) ||
+                       key == "decoding" || (key == "base" && info.wrapper) ||
                        std::any_of(info.params.begin(), info.params.end(),
                                    [&](const ParamSpec& s) { return s.name == key; });
     if (known) continue;

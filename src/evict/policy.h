@@ -12,6 +12,9 @@
 //   {"method": "criticalkv", "budget": 128, "base": {"method": "snapkv", "window": 64, ...}}
 // Any policy takes "observe": "prompt_end" (the default, never written) | "question" |
 // "context", the observation protocol (Observe below); a wrapper's base takes none of its own.
+// A policy compresses while decoding with a "decoding" schedule (decoding.h); its budget is then
+// optional (without one the prompt is kept whole until the first decode-time compression):
+//   {"method": "knorm", "decoding": {"interval": 64, "target": 512, "buffer": 128}}
 //
 // The older dialect of the paper's methods still reads (every recorded policy is in it), and they
 // are written in it, so recorded runs keep their identity:
@@ -26,6 +29,7 @@
 #include <optional>
 #include <string>
 
+#include "evict/decoding.h"
 #include "evict/params.h"
 
 namespace kvs::evict {
@@ -44,12 +48,15 @@ enum class Observe { PromptEnd, Question, Context };
 struct Policy {
   std::string name;                // a label for tables and logs; no effect on the selection
   const Method* method = nullptr;  // a registered method
-  int64_t budget = 0;              // B: the entries kept per cache head and layer
+  // B: the entries kept per cache head and layer after the prefill; 0: the prompt is kept whole
+  // (a decode-only policy, which has a decoding schedule)
+  int64_t budget = 0;
   Params params;                   // every parameter the method declares
   // A wrapper method's (criticalkv's, adakv's) base policy, whose scores it rescores; null
   // otherwise.
   std::shared_ptr<const Policy> base;
   Observe observe = Observe::PromptEnd;  // JSON "observe"; a wrapper's decides
+  std::optional<DecodingSchedule> decoding;  // JSON "decoding": compression while decoding
 
   const std::string& method_name() const;
   // How many trailing query rows the policy reads from the prefill.

@@ -129,7 +129,7 @@ void write_kept_json(const at::Tensor& kept, const std::string& path) {
   write_json(nlohmann::json{{"kept", kept_rows(kept)}}, path);
 }
 
-void write_kept_layers_json(const std::vector<at::Tensor>& layers, const std::string& path) {
+nlohmann::json kept_layers_to_json(const std::vector<at::Tensor>& layers) {
   nlohmann::json out = nlohmann::json::array(), counts = nlohmann::json::array();
   for (const at::Tensor& kept : layers) {
     out.push_back(kept_rows(kept));
@@ -137,7 +137,11 @@ void write_kept_layers_json(const std::vector<at::Tensor>& layers, const std::st
     for (const nlohmann::json& row : out.back()) layer.push_back(row.size());
     counts.push_back(std::move(layer));
   }
-  write_json(nlohmann::json{{"layers", out}, {"counts", counts}}, path);
+  return nlohmann::json{{"layers", out}, {"counts", counts}};
+}
+
+void write_kept_layers_json(const std::vector<at::Tensor>& layers, const std::string& path) {
+  write_json(kept_layers_to_json(layers), path);
 }
 
 }  // namespace kvs::evict

@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ SelectionInput load_selection_input(const std::string& path);
 void write_kept_json(const at::Tensor& kept, const std::string& path);
 // Per layer, kept [rows, k] int64 -> {"layers": [[[...], ...], ...], "counts": [[...], ...]}
 // (the positions each cache head keeps, and how many) written to path.
+// {"layers": [[[positions] per cache head] per layer], "counts": [[count per head] per layer]}.
+nlohmann::json kept_layers_to_json(const std::vector<at::Tensor>& layers);
 void write_kept_layers_json(const std::vector<at::Tensor>& layers, const std::string& path);
 
 }  // namespace kvs::evict

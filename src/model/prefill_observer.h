@@ -36,6 +36,9 @@ struct PrefillLayer {
   at::Tensor pre_rope_queries;       // [heads, n, head_dim]: W_q h_t before RoPE
   at::Tensor output_projection;      // [hidden, heads * head_dim]: o_proj's weight
   at::Tensor rope_inv_freq;          // [head_dim / 2] float32: RoPE's frequencies (half-split)
+  // The position the next query takes; 0: n, the prompt's length. A decode-time compression
+  // (evict/decoding.h) sets the tokens seen, the cache holding fewer of them.
+  int64_t next_position = 0;
 };
 
 class PrefillObserver {

@@ -141,7 +141,8 @@ PrefillResult Transformer::prefill(const std::vector<int32_t>& ids,
   return result;
 }
 
-at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache) const {
+at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache,
+                               DecodeStepObserver* observer) const {
   c10::InferenceMode inference;
   const int64_t batch = tokens.size(0), t = tokens.size(1);
   if (batch != cache.batch)
@@ -161,9 +162,10 @@ at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache) con
     const LayerWeights& w = weights_.layers[l];
     LayerCache& layer = cache.layers[l];
     const at::Tensor h = rms_norm(x, w.input_norm, eps);
-    const at::Tensor q = apply_rope(
-        project_heads(h, w.q_proj, w.blocks.q_proj, w.q_bias, w.q_norm, heads, eps).transpose(1, 2),
-        rope);
+    const at::Tensor q_pre =
+        project_heads(h, w.q_proj, w.blocks.q_proj, w.q_bias, w.q_norm, heads, eps).transpose(1, 2);
+    const at::Tensor q = apply_rope(q_pre, rope);
+    if (observer) observer->on_layer(DecodeStepLayer{l, q, q_pre});
     at::Tensor k =
         apply_rope(project_heads(h, w.k_proj, w.blocks.k_proj, w.k_bias, w.k_norm, kv_heads, eps)
                        .transpose(1, 2),

@@ -14,6 +14,7 @@
 
 #include "model/attention.h"
 #include "model/config.h"
+#include "model/decode_observer.h"
 #include "model/kv_cache.h"
 #include "model/prefill_observer.h"
 #include "model/runtime.h"
@@ -45,12 +46,15 @@ class Transformer {
   at::Device device() const { return weights_.embed.device(); }
   at::ScalarType dtype() const { return weights_.embed.scalar_type(); }
   const Weights& weights() const { return weights_; }
+  const at::Tensor& rope_inv_freq() const { return inv_freq_; }  // [head_dim / 2] float32
 
   PrefillResult prefill(const std::vector<int32_t>& ids, const PrefillOptions& options) const;
 
   // Feeds tokens [batch, t] (int64) to every row of the cache, appending their K/V; returns the
-  // logits [batch, t, vocab] in float32. Positions continue from cache.next_position.
-  at::Tensor extend(const at::Tensor& tokens, DecodeCache& cache) const;
+  // logits [batch, t, vocab] in float32. Positions continue from cache.next_position. An observer
+  // sees each layer's queries of the fed tokens.
+  at::Tensor extend(const at::Tensor& tokens, DecodeCache& cache,
+                    DecodeStepObserver* observer = nullptr) const;
 
  private:
   at::Tensor final_logits(const at::Tensor& hidden) const;

@@ -3,11 +3,14 @@
 #include <ATen/ATen.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/npy.h"
 #include "evict/selection_io.h"
 #include "model/transformer.h"
+#include "search/decode_time.h"
 #include "search/policy_decode.h"
 #include "search/questions.h"
 #include "tokenizer/chat_template.h"
@@ -50,6 +53,45 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
                   tokenizer::resolve_chat_template(request.chat_template, request.model_dir,
                                                    tokenizer::ChatTemplate::None))
             : request.prompt_ids;
+  if (!request.teacher_ids.empty() || (request.policy && request.policy->decoding)) {
+    if (!request.dump_logits_path.empty())
+      throw Error("--dump-logits: not with a decoding schedule or --teacher-tokens");
+    DecodeTimeOptions options;
+    options.max_new_tokens = request.max_new_tokens;
+    options.teacher = request.teacher_ids;
+    for (int64_t id : model.config().eos_token_ids)
+      options.stop_ids.insert(static_cast<int32_t>(id));
+    if (tok) options.stop_ids.insert(tok->eos_ids().begin(), tok->eos_ids().end());
+    options.full_cache = !request.policy;
+    options.trace = !request.trace_kept_path.empty();
+    std::vector<evict::Policy> policies;
+    if (request.policy) policies.push_back(*request.policy);
+    const DecodeTimeResult out = decode_with_schedules(model, result.prompt_ids, policies, options);
+    const DecodeTimeRow& row = out.rows.front();
+    result.decode_time = true;
+    result.generated_ids = row.tokens;
+    result.largest_cache =
+        request.policy ? row.largest_cache : int64_t(result.prompt_ids.size()) + out.steps;
+    result.compressions = row.compressions;
+    result.nll = row.nll;
+    if (tok) result.text = tok->decode(result.generated_ids, /*skip_special=*/true);
+    if (!request.dump_kept_path.empty())
+      evict::write_kept_layers_json(row.held, request.dump_kept_path);
+    if (!request.trace_kept_path.empty()) {
+      std::ofstream trace(request.trace_kept_path);
+      if (!trace) throw error_at(request.trace_kept_path, "cannot open for writing");
+      for (const CompressionRecord& c : row.trace) {
+        nlohmann::json line = evict::kept_layers_to_json(c.held);
+        line["step"] = c.step;
+        line["seen"] = c.seen;
+        trace << line.dump() << "\n";
+      }
+      if (!trace) throw error_at(request.trace_kept_path, "write failed");
+    }
+    return result;
+  }
+  if (!request.trace_kept_path.empty())
+    throw Error("--trace-kept needs a policy with a decoding schedule");
   const bool dump = !request.dump_logits_path.empty();
   PolicyDecodeOptions options;
   options.greedy.max_new_tokens = request.max_new_tokens;

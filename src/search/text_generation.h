@@ -27,7 +27,14 @@ struct TextGenerationRequest {
   int64_t max_new_tokens = 32;
   std::string chat_template = "none";
   std::string dump_logits_path;         // float32 [prompt + generated - 1, vocab] .npy when set
-  std::string dump_kept_path;           // the policy's kept positions (selection_io.h JSON) when set
+  // The policy's kept positions (selection_io.h JSON) when set: the prompt's, or under a decoding
+  // schedule or a teacher the positions held after the last step (prompt and generated).
+  std::string dump_kept_path;
+  // Every decode-time compression's held positions, one JSON line each {"step", "seen", "layers",
+  // "counts"} (a decoding schedule).
+  std::string trace_kept_path;
+  // Teacher forcing: decode these tokens instead of greedy ones (decode_time.h).
+  std::vector<int32_t> teacher_ids;
   std::optional<evict::Policy> policy;  // evicts the prompt's cache; unset: the full cache
   model::LoadOptions load;
 };
@@ -43,6 +50,12 @@ struct TextGenerationResult {
   int64_t kept_entries = 0;
   int64_t cache_bytes = 0;
   int64_t uniform_cache_bytes = 0;
+  // Through the decode-time path (a decoding schedule or a teacher): the most entries one KV head
+  // of one layer held, the compressions, and per step -log p(token) under teacher forcing.
+  bool decode_time = false;
+  int64_t largest_cache = 0;
+  int64_t compressions = 0;
+  std::vector<double> nll;
 };
 
 TextGenerationResult generate_text(const TextGenerationRequest& request);

@@ -261,3 +261,68 @@ TEST(Policy, ShorthandsOfGenerate) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Policy, DecodingScheduleRoundTripsAndMakesTheBudgetOptional) {
+  const json decode_only = {{"method", "knorm"},
+                            {"decoding", {{"interval", 64}, {"target", 512}, {"buffer", 16}}}};
+  const Policy p = kvs::evict::policy_from_json(decode_only);
+  EXPECT_EQ(p.budget, 0);
+  ASSERT_TRUE(p.decoding.has_value());
+  EXPECT_EQ(p.decoding->interval, 64);
+  EXPECT_EQ(p.decoding->target, 512);
+  EXPECT_EQ(p.decoding->buffer, 16);
+  EXPECT_EQ(p.decoding->bound(), 576);
+  EXPECT_EQ(kvs::evict::policy_to_json(p), decode_only);  // no budget written
+
+  const json both = {
+      {"method", "keydiff"}, {"budget", 128}, {"decoding", {{"interval", 32}, {"target", 256}}}};
+  const Policy q = kvs::evict::policy_from_json(both);
+  EXPECT_EQ(q.budget, 128);
+  EXPECT_EQ(q.decoding->buffer, 128);  // the default, written back
+  EXPECT_EQ(kvs::evict::policy_from_json(kvs::evict::policy_to_json(q)), q);
+  EXPECT_NE(q, kvs::evict::policy_from_json(json{{"method", "keydiff"}, {"budget", 128}}));
+  // Without a schedule the budget stays required.
+  EXPECT_NE(parse_error(json{{"method", "knorm"}}).find("field \"budget\""), std::string::npos);
+}
+
+TEST(Policy, DecodingScheduleErrorsNameTheField) {
+  auto with = [](json policy, json decoding) {
+    policy["decoding"] = std::move(decoding);
+    return parse_error(policy);
+  };
+  const json knorm = {{"method", "knorm"}};
+  EXPECT_NE(with(knorm, {{"interval", 0}, {"target", 16}}).find("policy.decoding.interval"),
+            std::string::npos);
+  EXPECT_NE(
+      with(knorm, {{"interval", 4}}).find("policy.decoding: missing required field \"target\""),
+      std::string::npos);
+  EXPECT_NE(
+      with(knorm, {{"interval", 4}, {"target", 8}, {"every", 2}}).find("policy.decoding.every"),
+      std::string::npos);
+  const std::string sinks =
+      with({{"method", "streaming_llm"}, {"n_sink", 8}}, {{"interval", 4}, {"target", 4}});
+  EXPECT_NE(sinks.find("policy.decoding.target"), std::string::npos) << sinks;
+  const std::string column =
+      with({{"method", "observed_attention"}}, {{"interval", 4}, {"target", 64}});
+  EXPECT_NE(column.find("cannot compress while decoding"), std::string::npos) << column;
+  const std::string cake = with({{"method", "cake"}}, {{"interval", 4}, {"target", 64}});
+  EXPECT_NE(cake.find("between layers"), std::string::npos) << cake;
+  const std::string granularity = with({{"method", "snapkv"}}, {{"interval", 64}, {"target", 128}});
+  EXPECT_NE(granularity.find("kv_head"), std::string::npos) << granularity;
+  // snapkv's window of 32 query rows, from 16 steps between compressions.
+  const std::string window =
+      with({{"method", "snapkv"}, {"granularity", "kv_head"}, {"window", 32}},
+           {{"interval", 16}, {"target", 128}});
+  EXPECT_NE(window.find("policy.decoding.interval"), std::string::npos) << window;
+  // expected_attention leaves its n_sink first query rows out of its statistics.
+  const std::string rows =
+      with({{"method", "expected_attention"}}, {{"interval", 64}, {"target", 128}, {"buffer", 4}});
+  EXPECT_NE(rows.find("policy.decoding.buffer"), std::string::npos) << rows;
+  EXPECT_EQ(with({{"method", "snapkv"}, {"granularity", "kv_head"}, {"window", 32}},
+                 {{"interval", 32}, {"target", 128}, {"buffer", 32}}),
+            "");
+}
+
+}  // namespace

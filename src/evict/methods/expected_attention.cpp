@@ -5,6 +5,10 @@
 // + diag(sin_p) P, P = [[0, -I], [I, 0]]): mu' = R mu, S' = R S R^T. Then, over keys i >= n_sink,
 // z_i = mu' . k_i / sqrt(d) + k_i^T S' k_i / (2 d), e = softmax(z), averaged over the KV head's
 // group, and s_i = (e_i + epsilon) ||v_i|| with use_vnorm. The n_sink first keys are always kept.
+// While decoding (decoding.h) the statistics come from the buffered steps' queries (the first
+// n_sink rows left out, as kvpress does with its buffer) and the future positions start at the
+// next position the model writes; kvpress 0.5.5 starts them at the buffer's length instead
+// (apply_avg_rope's q_len), positions a long decode has left behind.
 // kvpress's registry entry "expected_attention" wraps this press in AdaKV with epsilon 1e-2; this
 // is the press itself, with its own defaults.
 #include <ATen/ATen.h>
@@ -59,21 +63,26 @@ class ExpectedAttention final : public Method {
     return info;
   }
   int64_t always_kept(const Params& params) const override { return params.get(kSinks); }
+  // Its statistics leave out the first n_sink query rows.
+  int64_t decoding_query_rows(const Params& params) const override {
+    return params.get(kSinks) + 1;
+  }
   at::Tensor scores(const LayerView& view, const Params& params) const override {
     const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1), d = view.keys.size(2);
     const int64_t sink = params.get(kSinks);
     const int64_t heads = view.pre_rope_queries.size(0), group = heads / kv_heads;
-    const at::Tensor q = view.pre_rope_queries.narrow(1, sink, n - sink);  // [heads, m, d]
+    const int64_t rows = view.pre_rope_queries.size(1);                       // n in a prefill
+    const at::Tensor q = view.pre_rope_queries.narrow(1, sink, rows - sink);  // [heads, m, d]
     const at::Tensor mean = q.mean(1, true);                               // [heads, 1, d]
-    const at::Tensor rotation =
-        averaged_rotation(view.rope_inv_freq.to(at::kFloat), n, params.get(kFuturePositions), d);
+    const at::Tensor rotation = averaged_rotation(
+        view.rope_inv_freq.to(at::kFloat), view.next_position, params.get(kFuturePositions), d);
     const at::Tensor mu = at::matmul(mean, rotation.t());  // [heads, 1, d]
     // [heads, m, d], the group's heads next to each other: query head h reads KV head h / group.
     const at::Tensor keys = view.keys.narrow(1, sink, n - sink).repeat_interleave(group, 0);
     at::Tensor z = at::matmul(mu, keys.transpose(1, 2)).squeeze(1) / std::sqrt(double(d));
     if (params.get(kUseCovariance)) {
       const at::Tensor centered = q - mean;
-      const at::Tensor cov = at::matmul(centered.transpose(1, 2), centered) / double(n - sink);
+      const at::Tensor cov = at::matmul(centered.transpose(1, 2), centered) / double(rows - sink);
       const at::Tensor rotated = at::matmul(rotation, at::matmul(cov, rotation.t()));
       z = z + (at::matmul(keys, rotated) * keys).sum(-1) / double(d) / 2.0;
     }

@@ -1,0 +1,67 @@
+#include "evict/decoding.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/json_fields.h"
+#include "core/strfmt.h"
+#include "evict/method.h"
+#include "evict/policy.h"
+
+namespace kvs::evict {
+
+DecodingSchedule decoding_from_json(const nlohmann::json& value, const std::string& where) {
+  JsonFields r(value, where);
+  DecodingSchedule s;
+  s.interval = r.integer("interval", std::nullopt, 1);
+  s.target = r.integer("target", std::nullopt, 1);
+  s.buffer = r.integer("buffer", s.buffer, 1);
+  r.check_all_read();
+  return s;
+}
+
+nlohmann::json decoding_to_json(const DecodingSchedule& s) {
+  return {{"interval", s.interval}, {"target", s.target}, {"buffer", s.buffer}};
+}
+
+std::string decoding_refusal(const Policy& policy) {
+  const MethodInfo& info = policy.method->info();
+  if (policy.needs() & kNeedsColumnSums)
+    return info.name +
+           " scores by every prompt query's attention summed per key, which one decoding step "
+           "does not show";
+  if (info.layer_budgets)
+    return info.name + " moves its budget between layers once every layer's prefill is seen";
+  if (info.ragged || (policy.base && policy.base->method->info().ragged))
+    return info.name +
+           " keeps different counts per KV head, which the decode-time cache does not "
+           "store yet";
+  if (policy.cache_per_query_head() || (policy.base && policy.base->cache_per_query_head()))
+    return "granularity query_head keeps a cache per query head; set \"granularity\": \"kv_head\"";
+  return "";
+}
+
+void check_decoding(const Policy& policy, const DecodingSchedule& schedule,
+                    const std::string& where) {
+  const std::string at = where + ".decoding";
+  if (const std::string why = decoding_refusal(policy); !why.empty())
+    throw error_at(at, policy.method_name() + " cannot compress while decoding: " + why);
+  const int64_t kept = policy.method->always_kept(policy.params);
+  if (schedule.target < kept)
+    throw error_at(
+        at + ".target",
+        strfmt("%lld does not hold the %lld entries %s always keeps (its sinks or "
+               "window)",
+               (long long)schedule.target, (long long)kept, policy.method_name().c_str()));
+  const Policy& scorer = policy.base ? *policy.base : policy;
+  const int64_t rows = std::max(policy.method->decoding_query_rows(policy.params),
+                                scorer.method->decoding_query_rows(scorer.params));
+  if (schedule.query_rows() < rows)
+    throw error_at(
+        schedule.buffer < schedule.interval ? at + ".buffer" : at + ".interval",
+        strfmt("a compression reads the queries of min(interval, buffer) = %lld "
+               "steps; %s needs %lld",
+               (long long)schedule.query_rows(), policy.method_name().c_str(), (long long)rows));
+}
+
+}  // namespace kvs::evict

@@ -1,0 +1,54 @@
+// A policy's decode-time schedule (the policy's "decoding" field): while the model writes, its
+// cache is compressed every `interval` decoding steps down to `target` entries per KV head and
+// layer, scored by the policy's method from the cache's keys and values and the queries of the
+// last `buffer` decoding steps. The names map to kvpress's DecodingPress: interval is
+// compression_interval, target is target_size, and buffer counts the query rows a compression
+// reads, the current step's included (kvpress's hidden_states_buffer_size + 1: its buffer holds
+// the steps before the current one, which it appends).
+//   {"method": "knorm", "budget": 128, "decoding": {"interval": 64, "target": 512}}
+//   {"method": "streaming_llm", "n_sink": 4, "decoding": {"interval": 1, "target": 256}}
+// With a budget the prompt is compressed to B first (kvpress's PrefillDecodingPress); without one
+// the prompt is kept whole until the first decode-time compression. A kept entry keeps the
+// position it was written at (kvpress's default): RoPE continues from the tokens seen.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace kvs::evict {
+
+class Method;
+struct Policy;
+
+struct DecodingSchedule {
+  int64_t interval = 64;  // decoding steps between compressions (>= 1)
+  int64_t target = 512;   // entries per KV head and layer after a compression
+  int64_t buffer = 128;   // the last decoding steps' queries a compression reads (>= 1)
+
+  // The entries a head may hold between compressions: target + interval.
+  int64_t bound() const { return target + interval; }
+  // The query rows a compression at steady state reads: the steps since the last one, at most
+  // buffer.
+  int64_t query_rows() const { return interval < buffer ? interval : buffer; }
+  bool operator==(const DecodingSchedule& o) const {
+    return interval == o.interval && target == o.target && buffer == o.buffer;
+  }
+};
+
+// Reads the "decoding" object; errors name "<where>.<field>".
+DecodingSchedule decoding_from_json(const nlohmann::json& value, const std::string& where);
+nlohmann::json decoding_to_json(const DecodingSchedule& schedule);
+
+// Why the policy's method cannot compress while decoding, or "" when it can. The decode-time cache
+// scores what a step shows (the cache's keys and values, the buffered queries): methods that need
+// every prompt query's attention, move budgets between layers or heads, or keep a cache per query
+// head are refused with the reason.
+std::string decoding_refusal(const Policy& policy);
+
+// Throws kvs::Error "<where>.decoding.<field>: ..." when the schedule does not suit the policy
+// (a refused method, a target below what it always keeps, too few query rows for its window).
+void check_decoding(const Policy& policy, const DecodingSchedule& schedule,
+                    const std::string& where);
+
+}  // namespace kvs::evict

@@ -1,0 +1,351 @@
+#include "search/decode_time.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include "core/error.h"
+#include "core/strfmt.h"
+#include "core/timer.h"
+#include "evict/compressed_cache.h"
+#include "evict/layer_selection.h"
+#include "model/decode_observer.h"
+#include "model/transformer.h"
+#include "search/layout_groups.h"
+
+namespace kvs::search {
+
+namespace {
+
+// What one policy's row carries between steps.
+struct RowState {
+  evict::Policy scoring;  // the policy at its decoding target (budget = target), for select_layer
+  std::optional<evict::DecodingSchedule> schedule;
+  int64_t since = 0;  // steps since the last compression (or since the prefill)
+  // Per layer: the positions held, [kv_heads, count] int64 on the CPU, position order; the steps
+  // fed since the last compression follow them (positions appended_from .. seen - 1).
+  std::vector<at::Tensor> held;
+  int64_t appended_from = 0;
+  // Per layer: the queries of the buffered steps, oldest first ([heads, d] each, run dtype).
+  std::vector<std::deque<at::Tensor>> queries, pre_rope;
+};
+
+// Buffers each row's queries of every layer as the steps are fed.
+class QueryBuffers final : public model::DecodeStepObserver {
+ public:
+  QueryBuffers(std::vector<RowState>& rows, bool pre_rope) : rows_(rows), pre_rope_(pre_rope) {}
+  void on_layer(const model::DecodeStepLayer& layer) override {
+    for (size_t b = 0; b < rows_.size(); ++b) {
+      RowState& row = rows_[b];
+      if (!row.schedule) continue;
+      const auto l = static_cast<size_t>(layer.layer);
+      push(row.queries[l], layer.queries[int64_t(b)].select(1, 0), row.schedule->buffer);
+      if (pre_rope_)
+        push(row.pre_rope[l], layer.pre_rope_queries[int64_t(b)].select(1, 0),
+             row.schedule->buffer);
+    }
+  }
+
+ private:
+  static void push(std::deque<at::Tensor>& buffer, const at::Tensor& rows, int64_t capacity) {
+    buffer.push_back(rows);
+    while (static_cast<int64_t>(buffer.size()) > capacity) buffer.pop_front();
+  }
+  std::vector<RowState>& rows_;
+  bool pre_rope_;
+};
+
+at::Tensor stack_rows(const std::deque<at::Tensor>& rows) {
+  return at::stack(std::vector<at::Tensor>(rows.begin(), rows.end()), 1);  // [heads, S, d]
+}
+
+// Row b's entries in a layer of the batch: the last `count` slots before `used`.
+std::pair<at::Tensor, at::Tensor> row_entries(const model::LayerCache& layer, int64_t b,
+                                              int64_t count) {
+  return {layer.keys[b].narrow(1, layer.used - count, count),
+          layer.values[b].narrow(1, layer.used - count, count)};
+}
+
+at::Tensor positions_of(const RowState& row, size_t layer, int64_t seen) {
+  const at::Tensor& held = row.held[layer];
+  if (row.appended_from >= seen) return held;
+  const at::Tensor fed = at::arange(row.appended_from, seen, held.options())
+                             .unsqueeze(0)
+                             .expand({held.size(0), seen - row.appended_from});
+  return at::cat({held, fed}, 1);
+}
+
+void check_policies(const model::Transformer& model, const std::vector<evict::Policy>& policies,
+                    int64_t n, int64_t steps) {
+  const model::ModelConfig& config = model.config();
+  for (size_t i = 0; i < policies.size(); ++i) {
+    const evict::Policy& p = policies[i];
+    const std::string where = policies.size() == 1 ? "policy" : strfmt("policy %zu", i);
+    p.validate(where);
+    if (p.observe != evict::Observe::PromptEnd)
+      throw error_at(where + ".observe", "a decode-time run observes at the prompt's end");
+    if (p.budget > 0 && p.cache_per_query_head())
+      throw error_at(where + ".granularity",
+                     "the decode-time cache holds a row per KV head: set \"kv_head\"");
+    if (p.budget > 0 && (p.method->info().ragged || (p.base && p.base->method->info().ragged)))
+      throw error_at(where + ".method", p.method_name() +
+                                            " keeps different counts per KV head, which the "
+                                            "decode-time cache does not store yet");
+    if (!p.decoding) continue;
+    if (p.decoding->target >= config.max_position_embeddings)
+      throw error_at(
+          where + ".decoding.target",
+          strfmt("%lld entries: the model's context holds %lld positions, so the cache "
+                 "never reaches it",
+                 (long long)p.decoding->target, (long long)config.max_position_embeddings));
+    if (p.decoding->query_rows() > steps) {
+      const bool buffer = p.decoding->buffer <= p.decoding->interval;
+      throw error_at(
+          where + (buffer ? ".decoding.buffer" : ".decoding.interval"),
+          strfmt("%lld steps %s, but the decode has only %lld", (long long)p.decoding->query_rows(),
+                 buffer ? "buffered" : "between compressions", (long long)steps));
+    }
+  }
+  if (n + steps > config.max_position_embeddings)
+    throw Error(strfmt("decode: %lld prompt tokens + %lld steps exceed the model's %lld positions",
+                       (long long)n, (long long)steps, (long long)config.max_position_embeddings));
+}
+
+// Per row of logits [rows, vocab]: -log p(token), and against the full cache's [vocab] logits
+// KL(full || row) and argmax agreement.
+void measure(const at::Tensor& logits, const at::Tensor& full, const at::Tensor& fed,
+             std::vector<DecodeTimeRow>& rows, bool nll) {
+  const at::Tensor logp = at::log_softmax(logits.to(at::kFloat), -1);
+  if (nll) {
+    const at::Tensor picked = logp.gather(1, fed.view({-1, 1})).neg().to(at::kCPU).to(at::kDouble);
+    for (int64_t b = 0; b < logp.size(0); ++b)
+      rows[size_t(b)].nll.push_back(picked[b][0].item<double>());
+  }
+  if (!full.defined()) return;
+  const at::Tensor full_logp = at::log_softmax(full.to(at::kFloat), -1).unsqueeze(0);
+  const at::Tensor kl = (full_logp.exp() * (full_logp - logp)).sum(-1).to(at::kCPU).to(at::kDouble);
+  const at::Tensor agree = logits.argmax(-1).eq(full.argmax(-1)).to(at::kCPU);
+  for (int64_t b = 0; b < logp.size(0); ++b) {
+    rows[size_t(b)].kl.push_back(kl[b].item<double>());
+    rows[size_t(b)].top1.push_back(agree[b].item<bool>() ? 1 : 0);
+  }
+}
+
+}  // namespace
+
+DecodeTimeResult decode_with_schedules(const model::Transformer& model,
+                                       const std::vector<int32_t>& prompt_ids,
+                                       const std::vector<evict::Policy>& policies,
+                                       const DecodeTimeOptions& options) {
+  c10::InferenceMode inference;
+  const bool forced = !options.teacher.empty();
+  const int64_t steps = forced ? int64_t(options.teacher.size()) : options.max_new_tokens;
+  const int64_t n = static_cast<int64_t>(prompt_ids.size());
+  if (steps < 1) throw Error("decode: no steps to decode (max_new_tokens < 1, no teacher tokens)");
+  if (policies.empty() && !options.full_cache)
+    throw Error("decode: no policy given and no full-cache decode asked for");
+  check_policies(model, policies, n, steps);
+  for (int32_t id : options.teacher)
+    if (id < 0 || id >= model.config().vocab_size)
+      throw error_at("--teacher-tokens", strfmt("token id %d is outside the vocabulary of %lld", id,
+                                                (long long)model.config().vocab_size));
+  const int64_t num_layers = model.config().num_hidden_layers;
+  const auto layers = static_cast<size_t>(num_layers);
+  const size_t k = policies.size();
+
+  DecodeTimeResult out;
+  out.rows.resize(k + (options.full_cache ? 1 : 0));
+  std::vector<RowState> rows(k);
+  bool pre_rope = false;
+  for (size_t b = 0; b < k; ++b) {
+    RowState& row = rows[b];
+    row.scoring = policies[b];
+    row.schedule = policies[b].decoding;
+    if (row.schedule) {
+      row.scoring.budget = row.schedule->target;
+      row.scoring.decoding.reset();
+      if (row.scoring.base) {
+        auto base = std::make_shared<evict::Policy>(*row.scoring.base);
+        base->budget = row.schedule->target;
+        row.scoring.base = base;
+      }
+      pre_rope |= (row.scoring.needs() & evict::kNeedsPreRopeQueries) != 0;
+    }
+    row.queries.resize(layers);
+    row.pre_rope.resize(layers);
+    row.appended_from = n;
+  }
+
+  // The prefill: the budgeted policies compressed by their prefill-time selection, the prompt kept
+  // whole for the others and the full cache.
+  std::vector<size_t> budgeted;
+  for (size_t b = 0; b < k; ++b)
+    if (policies[b].budget > 0) budgeted.push_back(b);
+  LayoutGroups groups(policies, budgeted, num_layers, 0);
+  model::PrefillOptions prefill;
+  prefill.observer = budgeted.empty() ? nullptr : &groups;
+  prefill.keep_cache = budgeted.size() < k || options.full_cache;
+  prefill.decode_capacity = options.full_cache ? steps : 0;
+  Timer timer;
+  model::PrefillResult pre = model.prefill(prompt_ids, prefill);
+  out.prefill_seconds = timer.seconds();
+
+  // Per layer, each row's prompt entries, then the batch.
+  std::vector<std::vector<std::pair<at::Tensor, at::Tensor>>> entries(
+      layers, std::vector<std::pair<at::Tensor, at::Tensor>>(k));
+  const auto cpu_long = at::TensorOptions().dtype(at::kLong);
+  for (LayoutGroup& g : groups.groups()) {
+    model::DecodeCache cache = g.observer->take_cache();
+    for (size_t r = 0; r < g.members.size(); ++r) {
+      RowState& row = rows[g.members[r]];
+      for (size_t l = 0; l < layers; ++l) {
+        const at::Tensor kept = g.observer->kept_positions(r)[l].to(at::kCPU);
+        row.held.push_back(kept);
+        entries[l][g.members[r]] = row_entries(cache.layers[l], int64_t(r), kept.size(1));
+      }
+    }
+  }
+  const int64_t kv_heads = model.config().num_key_value_heads;
+  for (size_t b = 0; b < k; ++b) {
+    if (policies[b].budget > 0) continue;
+    for (size_t l = 0; l < layers; ++l) {
+      const model::LayerCache& full = pre.cache.layers[l];
+      rows[b].held.push_back(at::arange(n, cpu_long).unsqueeze(0).expand({kv_heads, n}).clone());
+      entries[l][b] = row_entries(full, 0, n);
+    }
+  }
+  model::DecodeCache batch;
+  batch.batch = int64_t(k);
+  batch.next_position = n;
+  auto spare = [&](int64_t step) {  // slots for the steps until the next re-lay
+    int64_t until = steps - step;
+    for (const RowState& row : rows)
+      if (row.schedule) until = std::min(until, row.schedule->interval - row.since);
+    return std::max<int64_t>(until, 1);
+  };
+  if (k > 0)
+    for (size_t l = 0; l < layers; ++l)
+      batch.layers.push_back(model::assemble_layer_cache(entries[l], spare(0)));
+  entries.clear();
+  std::optional<model::DecodeCache> full;
+  if (options.full_cache) full = std::move(pre.cache);
+
+  // The rows' next-token logits, and the full cache's.
+  const at::Tensor first = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);  // [1, vocab]
+  at::Tensor logits = k > 0 ? first.expand({int64_t(k), first.size(1)}) : at::Tensor();
+  at::Tensor full_logits = options.full_cache ? first : at::Tensor();
+  std::vector<bool> done(out.rows.size(), false);
+  QueryBuffers buffers(rows, pre_rope);
+  auto track = [&](size_t b) {
+    int64_t largest = 0;
+    for (size_t l = 0; l < layers; ++l)
+      largest = std::max(largest,
+                         rows[b].held[l].size(1) + (batch.next_position - rows[b].appended_from));
+    out.rows[b].largest_cache = std::max(out.rows[b].largest_cache, largest);
+    return largest;
+  };
+  for (size_t b = 0; b < k; ++b) track(b);
+
+  const auto device = model.device();
+  for (int64_t step = 1; step <= steps; ++step) {
+    // The token each row is fed, and the measures of its prediction.
+    at::Tensor fed;
+    if (forced) {
+      fed = at::full({int64_t(out.rows.size())}, options.teacher[size_t(step - 1)], cpu_long);
+    } else {
+      std::vector<at::Tensor> choices;
+      if (k > 0) choices.push_back(logits.argmax(-1).to(at::kCPU));
+      if (full) choices.push_back(full_logits.argmax(-1).to(at::kCPU));
+      fed = at::cat(choices);
+    }
+    if (k > 0)
+      measure(logits, full ? full_logits[0] : at::Tensor(), fed.narrow(0, 0, int64_t(k)).to(device),
+              out.rows, forced);
+    if (full && forced) {
+      std::vector<DecodeTimeRow> one(1);
+      measure(full_logits, at::Tensor(), fed.narrow(0, int64_t(k), 1).to(device), one, true);
+      out.rows.back().nll.push_back(one.front().nll.front());
+    }
+    for (size_t b = 0; b < out.rows.size(); ++b) {
+      if (done[b]) continue;
+      const auto id = static_cast<int32_t>(fed[int64_t(b)].item<int64_t>());
+      out.rows[b].tokens.push_back(id);
+      if (!forced && options.stop_ids.count(id)) done[b] = true;
+    }
+    out.steps = step;
+    if (std::all_of(done.begin(), done.end(), [](bool d) { return d; })) break;
+
+    timer.reset();
+    if (k > 0)
+      logits = model.extend(fed.narrow(0, 0, int64_t(k)).to(device).unsqueeze(1), batch, &buffers)
+                   .squeeze(1);
+    if (full)
+      full_logits =
+          model.extend(fed.narrow(0, int64_t(k), 1).to(device).unsqueeze(1), *full).squeeze(1);
+    out.decode_seconds += timer.seconds();
+
+    // The rows whose schedule is due compress, and every layer is re-laid once.
+    timer.reset();
+    std::vector<size_t> due;
+    for (size_t b = 0; b < k; ++b) {
+      if (!rows[b].schedule) continue;
+      track(b);
+      if (++rows[b].since >= rows[b].schedule->interval) due.push_back(b);
+    }
+    const int64_t seen = batch.next_position;
+    if (!due.empty()) {
+      for (size_t b : due) rows[b].since = 0;
+      const int64_t extra = spare(step);
+      std::vector<std::vector<at::Tensor>> kept_after(due.size());
+      std::vector<bool> evicted(due.size(), false);  // a compression that evicts nothing is none
+      for (size_t l = 0; l < layers; ++l) {
+        model::LayerCache& layer = batch.layers[l];
+        std::vector<std::pair<at::Tensor, at::Tensor>> relaid(k);
+        for (size_t b = 0; b < k; ++b)
+          relaid[b] = row_entries(layer, int64_t(b), positions_of(rows[b], l, seen).size(1));
+        for (size_t i = 0; i < due.size(); ++i) {
+          RowState& row = rows[due[i]];
+          const at::Tensor positions = positions_of(row, l, seen);
+          auto& [keys, values] = relaid[due[i]];
+          const at::Tensor queries = stack_rows(row.queries[l]);
+          model::PrefillLayer view{int64_t(l), keys, values, queries};
+          if (pre_rope && !row.pre_rope[l].empty())
+            view.pre_rope_queries = stack_rows(row.pre_rope[l]);
+          view.output_projection = model.weights().layers[l].o_proj;
+          view.rope_inv_freq = model.rope_inv_freq();
+          view.next_position = seen;
+          const at::Tensor kept = evict::select_layer(view, {row.scoring}, num_layers).front();
+          evicted[i] = evicted[i] || kept.size(1) < positions.size(1);
+          const auto [k_kept, v_kept] = evict::gather_kept(keys, values, kept);
+          relaid[due[i]] = {k_kept, v_kept};
+          row.held[l] = positions.gather(1, kept.to(at::kCPU));
+          if (options.trace) kept_after[i].push_back(row.held[l]);
+        }
+        for (size_t b = 0; b < k; ++b)
+          if (std::find(due.begin(), due.end(), b) == due.end())
+            rows[b].held[l] = positions_of(rows[b], l, seen);
+        layer = model::assemble_layer_cache(relaid, extra);
+      }
+      for (size_t b = 0; b < k; ++b) rows[b].appended_from = seen;
+      for (size_t i = 0; i < due.size(); ++i) {
+        RowState& row = rows[due[i]];
+        for (auto& q : row.queries) q.clear();
+        for (auto& q : row.pre_rope) q.clear();
+        if (!evicted[i]) continue;
+        ++out.rows[due[i]].compressions;
+        if (options.trace) out.rows[due[i]].trace.push_back({step, seen, std::move(kept_after[i])});
+      }
+    }
+    for (size_t b = 0; b < k; ++b) out.rows[b].cache_size.push_back(track(b));
+    out.compress_seconds += timer.seconds();
+  }
+  for (size_t b = 0; b < k; ++b)
+    for (size_t l = 0; l < layers; ++l)
+      out.rows[b].held.push_back(positions_of(rows[b], l, batch.next_position));
+  return out;
+}
+
+}  // namespace kvs::search

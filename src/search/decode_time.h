@@ -1,0 +1,80 @@
+// Eviction while decoding: every policy of a prompt on one shared decode. One prefill with full
+// attention compresses the prompt for the policies that have a budget (their prefill-time
+// selection, layout_groups.h) and keeps it whole for the decode-only ones; then all policies
+// decode as the rows of one batch, the weights read once per step for all of them. After each
+// step, a policy whose decoding schedule (evict/decoding.h) is due compresses its own row: its
+// method scores the row's cache (keys and values in position order, the buffered steps' queries)
+// and keeps `target` entries per KV head and layer. A kept entry keeps the position it was
+// written at; the next token's position is the count of tokens seen.
+//
+// Each row keeps its own cache, of its own length: a row is left-padded (and masked) to the
+// batch's longest row only inside the batch's tensors, and a row that compresses is gathered and
+// the layer re-laid at that step. The full cache, when asked for, decodes as a batch of its own,
+// so that the policies' batch stays bounded; each policy's next-token distribution is then
+// compared with the full cache's at every step (KL divergence, top-1 agreement).
+//
+// Steps: step s feeds token s (1-based) of the continuation, a teacher's or the row's own greedy
+// choice, and its logits predict token s + 1; token 1 is predicted by the prefill's last
+// position, which every row shares. Per-step measures belong to the prediction of token s.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "evict/policy.h"
+
+namespace kvs::model {
+class Transformer;
+}
+
+namespace kvs::search {
+
+struct DecodeTimeOptions {
+  int64_t max_new_tokens = 32;  // tokens each row generates (greedy); ignored with a teacher
+  // Non-empty: teacher forcing, every row is fed these tokens (its own choices are ignored).
+  std::vector<int32_t> teacher;
+  std::set<int32_t> stop_ids;  // greedy only: a row stops after one of these
+  bool full_cache = false;     // also decode the uncompressed cache, its row last
+  bool trace = false;          // record every compression's kept positions
+};
+
+// One compression of one row: the positions each KV head of each layer holds after it.
+struct CompressionRecord {
+  int64_t step = 0;              // the step after which it ran (1-based)
+  int64_t seen = 0;              // tokens seen: the prompt and the steps fed
+  std::vector<at::Tensor> held;  // per layer: [kv_heads, k] int64 positions, ascending
+};
+
+struct DecodeTimeRow {
+  std::vector<int32_t> tokens;   // the continuation: the teacher's, or greedy (stop id included)
+  std::vector<at::Tensor> held;  // per layer: [kv_heads, k] positions held after the last step
+  // The most entries one KV head of one layer held at any point (before a compression evicts).
+  int64_t largest_cache = 0;
+  // Per step: the entries a head holds after the step (the largest over layers and heads).
+  std::vector<int64_t> cache_size;
+  int64_t compressions = 0;
+  std::vector<double> nll;    // per step: -log p(fed token s) (teacher forcing)
+  std::vector<double> kl;     // per step: KL(full cache || this row) (full_cache)
+  std::vector<uint8_t> top1;  // per step: this row's argmax equals the full cache's (full_cache)
+  std::vector<CompressionRecord> trace;  // with options.trace
+};
+
+struct DecodeTimeResult {
+  std::vector<DecodeTimeRow> rows;  // per policy in order, then the full cache when asked
+  int64_t steps = 0;
+  double prefill_seconds = 0;
+  double decode_seconds = 0;    // the steps' forwards
+  double compress_seconds = 0;  // the compressions (scoring, gathering, re-laying the rows)
+};
+
+// Policies may have a budget (prefill compression), a decoding schedule, or both; each must suit
+// the decode-time cache (evict::check_decoding) and observe at the prompt's end.
+DecodeTimeResult decode_with_schedules(const model::Transformer& model,
+                                       const std::vector<int32_t>& prompt_ids,
+                                       const std::vector<evict::Policy>& policies,
+                                       const DecodeTimeOptions& options);
+
+}  // namespace kvs::search

@@ -1,0 +1,50 @@
+#include "search/text_perplexity.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/files.h"
+#include "core/timer.h"
+#include "model/transformer.h"
+#include "search/decode_time.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
+
+namespace kvs::search {
+
+PerplexityResult text_perplexity(const PerplexityRequest& request) {
+  if (request.policy) request.policy->validate();
+  const std::string text = read_file(request.text_path, "the text");
+  if (!tokenizer::is_valid_utf8(text)) throw error_at(request.text_path, "is not UTF-8 text");
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw error_at(request.text_path, "is empty: no text to measure");
+  const model::Transformer model = model::Transformer::load(request.model_dir, request.load);
+  const std::unique_ptr<tokenizer::Tokenizer> tok = tokenizer::load_tokenizer(request.model_dir);
+  std::vector<int32_t> ids = tokenizer::build_prompt_ids(*tok, text, tokenizer::ChatTemplate::None);
+  if (request.max_tokens > 0 && int64_t(ids.size()) > request.max_tokens)
+    ids.resize(size_t(request.max_tokens));
+  if (ids.size() < 2)
+    throw error_at(request.text_path, "has fewer than 2 tokens: nothing to predict");
+  DecodeTimeOptions options;
+  options.teacher.assign(ids.begin() + 1, ids.end());
+  options.full_cache = !request.policy;
+  std::vector<evict::Policy> policies;
+  if (request.policy) policies.push_back(*request.policy);
+  Timer timer;
+  const DecodeTimeResult out = decode_with_schedules(
+      model, std::vector<int32_t>(ids.begin(), ids.begin() + 1), policies, options);
+  PerplexityResult result;
+  result.seconds = timer.seconds();
+  const DecodeTimeRow& row = out.rows.front();
+  result.tokens = int64_t(ids.size());
+  result.token_nll = row.nll;
+  for (double v : row.nll) result.nll += v;
+  result.nll /= double(row.nll.size());
+  result.perplexity = std::exp(result.nll);
+  result.largest_cache = request.policy ? row.largest_cache : int64_t(ids.size());
+  result.compressions = row.compressions;
+  return result;
+}
+
+}  // namespace kvs::search

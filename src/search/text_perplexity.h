@@ -1,0 +1,40 @@
+// The bounded-cache perplexity of a text (`kvsearch perplexity`), the evaluation of StreamingLLM,
+// H2O and TOVA: the text's first token is the prompt and every later token is fed one at a time
+// under the policy's decoding schedule (teacher forcing, decode_time.h); the perplexity is
+// exp(mean -log p(token)) over the tokens after the first. Without a policy, the full cache.
+//   {"method": "streaming_llm", "n_sink": 4, "decoding": {"interval": 1, "target": 256}}
+// is StreamingLLM's rolling cache of 4 sinks and the 252 most recent entries; n_sink 0 is the
+// window-only control.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evict/policy.h"
+#include "model/runtime.h"
+
+namespace kvs::search {
+
+struct PerplexityRequest {
+  std::string model_dir;
+  std::string text_path;   // UTF-8 text
+  int64_t max_tokens = 0;  // > 0: the text's first max_tokens tokens
+  std::optional<evict::Policy> policy;
+  model::LoadOptions load;
+};
+
+struct PerplexityResult {
+  int64_t tokens = 0;  // tokens of the text read (the first is the prompt)
+  double nll = 0;      // mean -log p over tokens 2..tokens
+  double perplexity = 0;
+  int64_t largest_cache = 0;  // the most entries one KV head of one layer held
+  int64_t compressions = 0;
+  std::vector<double> token_nll;  // per predicted token
+  double seconds = 0;
+};
+
+PerplexityResult text_perplexity(const PerplexityRequest& request);
+
+}  // namespace kvs::search

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Eviction while decoding through its commands, on the real SmolLM2-135M (the GGUF file):
+
+- a schedule that never evicts (target above everything the decode holds) generates exactly the
+  full cache's greedy tokens: the shared decode's batch, re-laid at every due step, is the plain
+  cache;
+- `generate --teacher-tokens` decodes the given tokens, under any policy;
+- StreamingLLM's rolling cache ({"method": "streaming_llm", "decoding": {"interval": 1, ...}})
+  holds the 4 sinks and the most recent entries after every step, on every layer and KV head, and
+  never more than target + interval entries; knorm at interval 16 holds its `target` entries per
+  head from the last compression plus the steps fed since, in position order;
+- `kvsearch perplexity` without a policy equals transformers' perplexity of the same ids (float32,
+  its own GGUF conversion), within 1e-4 relative;
+- bad input: one line naming the field or file, exit 1: a method that cannot score while decoding,
+  a target below the sinks, an interval of 0, a buffer longer than the decode, query_head
+  granularity, an empty text, a text that is not UTF-8.
+
+Env: KVSEARCH_BIN. Exit status 0 = pass.
+"""
+import json
+import math
+import os
+import sys
+
+os.environ.setdefault("TQDM_DISABLE", "1")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from kvs_testing import (check, error_output, finish, kvsearch, must, read_json, scratch_dir,  # noqa: E402
+                         smollm2_gguf, write_json)
+
+MODEL = "smollm2-135m"
+TEXT = ("The history of the lighthouse is a long one. Sailors have always needed to know where the "
+        "rocks are, and for centuries fires were lit on hills near harbours. ") * 6
+
+
+def ids_of(text):
+    return json.loads(must("tokenize", "--model", MODEL, "--text", text, "--json"))["ids"]
+
+
+def generate(tmp, name, prompt, policy=None, *flags):
+    args = ["--threads", "2", "generate", "--model", MODEL, "--dtype", "f32", "--token-ids",
+            ",".join(map(str, prompt)), "--json", *flags]
+    if policy is not None:
+        path = os.path.join(tmp, f"{name}.json")
+        write_json(path, policy)
+        args += ["--policy", path]
+    return json.loads(must(*args))
+
+
+def refused(tmp, name, policy, mentions, *flags):
+    path = os.path.join(tmp, f"bad-{name}.json")
+    write_json(path, policy)
+    r = kvsearch("generate", "--model", MODEL, "--token-ids", "1,2,3,4,5,6,7,8", "--max-new-tokens",
+                 "4", "--policy", path, *flags)
+    _, problems = error_output(r, mentions=mentions)
+    for p in problems:
+        check(False, f"bad input {name}: {p} ({r.stderr.strip()[:300]})")
+
+
+def transformers_perplexity(ids):
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM
+    transformers.utils.logging.disable_progress_bar()
+    path = smollm2_gguf()
+    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
+                                                 dtype=torch.float32).eval()
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([ids])).logits[0]
+    logp = torch.log_softmax(logits.double(), -1)
+    nll = -logp[:-1].gather(1, torch.tensor(ids[1:]).view(-1, 1)).mean().item()
+    return math.exp(nll)
+
+
+def main():
+    with scratch_dir("kvs-decode-cli-") as tmp:
+        prompt = ids_of(TEXT)
+        n = len(prompt)
+        steps = 48
+
+        # A schedule that never evicts decodes as the full cache.
+        full = generate(tmp, "full", prompt, None, "--max-new-tokens", steps)
+        never = generate(tmp, "never", prompt,
+                         {"method": "knorm", "decoding": {"interval": 8, "target": 4000, "buffer": 8}},
+                         "--max-new-tokens", steps)
+        check(never["generated_ids"] == full["generated_ids"][:len(never["generated_ids"])]
+              and len(never["generated_ids"]) == len(full["generated_ids"]),
+              f"a schedule that never evicts: {never['generated_ids'][:12]}... vs the full cache's "
+              f"{full['generated_ids'][:12]}...")
+        check(never["cache"]["compressions"] == 0, f"never: {never['cache']['compressions']} compressions")
+
+        # Teacher forcing: the fed tokens are the teacher's.
+        teacher = ids_of(" The keeper climbed the stairs every evening to light the lamp, and in"
+                         " the morning he wrote the weather in his book.") * 2
+        forced = generate(tmp, "forced", prompt, {"method": "knorm", "decoding": {"interval": 16, "target": 64}},
+                          "--teacher-tokens", ",".join(map(str, teacher)), "--dump-kept",
+                          os.path.join(tmp, "knorm.kept.json"))
+        check(forced["generated_ids"] == teacher, "teacher forcing: the generated ids are not the teacher's")
+        check("teacher_perplexity" in forced and forced["teacher_perplexity"] > 1,
+              f"teacher forcing: no perplexity ({forced.get('teacher_perplexity')})")
+        kept = read_json(os.path.join(tmp, "knorm.kept.json"))
+        seen = n + len(teacher)
+        since = len(teacher) % 16  # steps fed after the last compression
+        for l, layer in enumerate(kept["layers"]):
+            for h, positions in enumerate(layer):
+                ok = (len(positions) == 64 + since and positions == sorted(positions)
+                      and all(0 <= p < seen for p in positions)
+                      and (since == 0 or positions[-since:] == list(range(seen - since, seen))))
+                check(ok, f"knorm layer {l} head {h}: {len(positions)} held, expected 64 + {since} "
+                          f"ascending with the last {since} steps")
+
+        # StreamingLLM's rolling cache: 4 sinks and the most recent, on every layer and head.
+        target = 32
+        rolling = {"method": "streaming_llm", "n_sink": 4, "decoding": {"interval": 1, "target": target,
+                                                                         "buffer": 1}}
+        out = generate(tmp, "rolling", prompt, rolling, "--teacher-tokens", ",".join(map(str, teacher)),
+                       "--dump-kept", os.path.join(tmp, "rolling.kept.json"), "--trace-kept",
+                       os.path.join(tmp, "rolling.trace.jsonl"))
+        want = [0, 1, 2, 3] + list(range(seen - (target - 4), seen))
+        held = read_json(os.path.join(tmp, "rolling.kept.json"))["layers"]
+        check(all(h == want for layer in held for h in layer),
+              f"rolling cache: layer 0 head 0 holds {held[0][0][:6]}..., expected {want[:6]}...")
+        check(out["cache"]["largest"] == n + 1, f"rolling: largest {out['cache']['largest']}, not {n + 1} "
+              f"(the prompt and the first step, before the first compression)")
+        with open(os.path.join(tmp, "rolling.trace.jsonl"), encoding="utf-8") as f:
+            trace = [json.loads(line) for line in f]
+        check(len(trace) == len(teacher) == out["cache"]["compressions"],
+              f"rolling: {len(trace)} traced compressions, {len(teacher)} steps")
+        for record in trace:
+            expect = [0, 1, 2, 3] + list(range(record["seen"] - (target - 4), record["seen"]))
+            if record["layers"][5][1] != expect:
+                check(False, f"rolling: after step {record['step']} layer 5 head 1 holds "
+                             f"{record['layers'][5][1][:6]}...")
+                break
+
+        # Perplexity of the full cache against transformers on the same ids.
+        text_path = os.path.join(tmp, "text.txt")
+        with open(text_path, "w", encoding="utf-8") as f:
+            f.write(TEXT)
+        ours = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+                               "--dtype", "f32", "--json"))
+        check(ours["tokens"] == n, f"perplexity read {ours['tokens']} tokens, the tokenizer gives {n}")
+        theirs = transformers_perplexity(prompt)
+        check(abs(ours["perplexity"] - theirs) <= 1e-4 * theirs,
+              f"full-cache perplexity {ours['perplexity']:.6f}, transformers {theirs:.6f}")
+        print(f"[measured] full-cache perplexity of the {n}-token text: kvsearch {ours['perplexity']:.5f}, "
+              f"transformers {theirs:.5f}")
+        sink_path = os.path.join(tmp, "sink.json")
+        write_json(sink_path, rolling)
+        sink = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+                               "--dtype", "f32", "--policy", sink_path, "--json"))
+        check(sink["largest_cache"] == target + 1, f"rolling perplexity: largest cache {sink['largest_cache']}")
+        check(sink["perplexity"] != ours["perplexity"], "a 32-entry cache gave the full cache's perplexity")
+
+        # Bad input.
+        refused(tmp, "column-sums", {"method": "observed_attention", "decoding": {"interval": 8, "target": 16}},
+                ["policy.decoding", "observed_attention", "cannot compress while decoding"])
+        refused(tmp, "below-sinks", {"method": "streaming_llm", "n_sink": 8,
+                                     "decoding": {"interval": 8, "target": 4}},
+                ["policy.decoding.target", "8"])
+        refused(tmp, "interval-0", {"method": "knorm", "decoding": {"interval": 0, "target": 16}},
+                ["policy.decoding.interval"])
+        refused(tmp, "buffer", {"method": "knorm", "decoding": {"interval": 100, "target": 16, "buffer": 64}},
+                ["policy.decoding.buffer", "64"])
+        refused(tmp, "granularity", {"method": "snapkv", "decoding": {"interval": 64, "target": 128}},
+                ["policy.decoding", "kv_head"])
+        refused(tmp, "window", {"method": "snapkv", "granularity": "kv_head", "window": 32,
+                                "decoding": {"interval": 16, "target": 128}},
+                ["policy.decoding.interval", "32"])
+        empty = os.path.join(tmp, "empty.txt")
+        with open(empty, "w", encoding="utf-8") as f:
+            f.write("  \n")
+        binary = os.path.join(tmp, "latin1.txt")
+        with open(binary, "wb") as f:
+            f.write("caf\u00e9 au lait".encode("latin-1"))
+        for path, what in ((empty, "empty"), (binary, "not UTF-8")):
+            r = kvsearch("perplexity", "--model", MODEL, "--text", path)
+            _, problems = error_output(r, mentions=[path, what])
+            for p in problems:
+                check(False, f"perplexity of a text that is {what}: {p} ({r.stderr.strip()[:200]})")
+    finish(passed="decode-time eviction: commands, rolling cache, perplexity and bad input")
+
+
+if __name__ == "__main__":
+    main()
