@@ -69,7 +69,10 @@ void setup_generate(CLI::App& parent) {
   cmd->add_flag("--json", *json,
                 "Print {prompt_ids, generated_ids, text, policy, cache}; cache (under a policy): "
                 "kept_entries, bytes (keys and values held for the prompt, ragged heads padded) "
-                "and uniform_bytes (the uniform layout at the same mean budget)");
+                "and uniform_bytes (the uniform layout at the same mean budget); under a decoding "
+                "schedule or --teacher-tokens: largest (the most entries one KV head of one layer "
+                "held) and compressions, and with --teacher-tokens teacher_nll_steps, teacher_nll "
+                "and teacher_perplexity");
   cmd->callback([=] {
     if (p->count() == 0 && t->count() == 0 && ds->count() == 0)
       throw kvs::Error("give --prompt, --token-ids or --dataset");
@@ -107,6 +110,7 @@ void setup_generate(CLI::App& parent) {
         for (double v : out.nll) nll += v;
         j["cache"] = {{"largest", out.largest_cache}, {"compressions", out.compressions}};
         if (!out.nll.empty()) {
+          j["teacher_nll_steps"] = out.nll;  // -log p of each teacher token, in order
           j["teacher_nll"] = nll / double(out.nll.size());
           j["teacher_perplexity"] = std::exp(nll / double(out.nll.size()));
         }

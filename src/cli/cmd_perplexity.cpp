@@ -23,19 +23,26 @@ void setup_perplexity(CLI::App& parent) {
                   "Policy JSON with a \"decoding\" schedule (without: the full cache)");
   cmd->add_option("--max-tokens", req->max_tokens, "Read the text's first N tokens (0: all)")
       ->capture_default_str();
+  cmd->add_option("--positions", req->positions,
+                  "original | cache: the schedule's RoPE positions (cache: re-rotated keys, past "
+                  "the trained context)");
+  cmd->add_option("--block", req->block, "Tokens per block of block_perplexity")
+      ->capture_default_str();
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
   cmd->add_flag("--json", *json,
-                "Print {tokens, nll, perplexity, largest_cache, compressions, policy, seconds}");
+                "Print {tokens, nll, perplexity, block_perplexity, largest_cache, compressions, "
+                "policy, seconds}");
   cmd->callback([=] {
     if (!policy_file->empty()) req->policy = kvs::evict::load_policy(*policy_file);
     const kvs::search::PerplexityResult out = kvs::search::text_perplexity(*req);
     const nlohmann::json policy =
-        req->policy ? kvs::evict::policy_to_json(*req->policy) : nlohmann::json(nullptr);
+        out.policy ? kvs::evict::policy_to_json(*out.policy) : nlohmann::json(nullptr);
     if (*json) {
       std::cout << nlohmann::json{{"tokens", out.tokens},
                                   {"nll", out.nll},
                                   {"perplexity", out.perplexity},
+                                  {"block_perplexity", out.block_perplexity},
                                   {"largest_cache", out.largest_cache},
                                   {"compressions", out.compressions},
                                   {"policy", policy},

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/strfmt.h"
@@ -10,18 +11,37 @@
 
 namespace kvs::evict {
 
+namespace {
+const EnumName<DecodePositions> kPositions[] = {{DecodePositions::Original, "original"},
+                                                {DecodePositions::Cache, "cache"}};
+}  // namespace
+
+const char* decode_positions_name(DecodePositions positions) {
+  return enum_name(positions, kPositions);
+}
+
+DecodePositions parse_decode_positions(const std::string& text, const std::string& where) {
+  return parse_enum(text, where, "position rule", kPositions);
+}
+
 DecodingSchedule decoding_from_json(const nlohmann::json& value, const std::string& where) {
   JsonFields r(value, where);
   DecodingSchedule s;
   s.interval = r.integer("interval", std::nullopt, 1);
   s.target = r.integer("target", std::nullopt, 1);
   s.buffer = r.integer("buffer", s.buffer, 1);
+  if (r.has("positions"))
+    s.positions = parse_decode_positions(r.text("positions", "", true), r.at("positions"));
   r.check_all_read();
   return s;
 }
 
 nlohmann::json decoding_to_json(const DecodingSchedule& s) {
-  return {{"interval", s.interval}, {"target", s.target}, {"buffer", s.buffer}};
+  nlohmann::json out = {{"interval", s.interval}, {"target", s.target}, {"buffer", s.buffer}};
+  // The default is left out, so that a schedule's JSON reads as it was written.
+  if (s.positions != DecodePositions::Original)
+    out["positions"] = decode_positions_name(s.positions);
+  return out;
 }
 
 std::string decoding_refusal(const Policy& policy) {

@@ -8,8 +8,12 @@
 //   {"method": "knorm", "budget": 128, "decoding": {"interval": 64, "target": 512}}
 //   {"method": "streaming_llm", "n_sink": 4, "decoding": {"interval": 1, "target": 256}}
 // With a budget the prompt is compressed to B first (kvpress's PrefillDecodingPress); without one
-// the prompt is kept whole until the first decode-time compression. A kept entry keeps the
-// position it was written at (kvpress's default): RoPE continues from the tokens seen.
+// the prompt is kept whole until the first decode-time compression. By default a kept entry keeps
+// the position it was written at (kvpress's default): RoPE continues from the tokens seen. With
+// "positions": "cache" the positions are those within the cache (StreamingLLM's rolling positions,
+// kvpress's KeyRerotationPress): each compression re-rotates the kept keys to their new indices
+// and the next token takes the cache's length as its position, which lets a model run past its
+// trained context.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +25,14 @@ namespace kvs::evict {
 class Method;
 struct Policy;
 
+// Which RoPE positions a decode-time cache uses (see above).
+enum class DecodePositions { Original, Cache };
+
 struct DecodingSchedule {
   int64_t interval = 64;  // decoding steps between compressions (>= 1)
   int64_t target = 512;   // entries per KV head and layer after a compression
   int64_t buffer = 128;   // the last decoding steps' queries a compression reads (>= 1)
+  DecodePositions positions = DecodePositions::Original;  // JSON "positions": original | cache
 
   // The entries a head may hold between compressions: target + interval.
   int64_t bound() const { return target + interval; }
@@ -32,13 +40,17 @@ struct DecodingSchedule {
   // buffer.
   int64_t query_rows() const { return interval < buffer ? interval : buffer; }
   bool operator==(const DecodingSchedule& o) const {
-    return interval == o.interval && target == o.target && buffer == o.buffer;
+    return interval == o.interval && target == o.target && buffer == o.buffer &&
+           positions == o.positions;
   }
 };
 
 // Reads the "decoding" object; errors name "<where>.<field>".
 DecodingSchedule decoding_from_json(const nlohmann::json& value, const std::string& where);
 nlohmann::json decoding_to_json(const DecodingSchedule& schedule);
+// "original" | "cache"; parse_decode_positions throws kvs::Error naming `where`.
+const char* decode_positions_name(DecodePositions positions);
+DecodePositions parse_decode_positions(const std::string& text, const std::string& where);
 
 // Why the policy's method cannot compress while decoding, or "" when it can. The decode-time cache
 // scores what a step shows (the cache's keys and values, the buffered queries): methods that need

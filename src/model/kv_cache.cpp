@@ -108,6 +108,11 @@ void keep_rows(DecodeCache& cache, const std::vector<int64_t>& rows) {
       }
     }
   }
+  if (!cache.row_positions.empty()) {
+    std::vector<int64_t> kept;
+    for (int64_t r : rows) kept.push_back(cache.row_positions[static_cast<size_t>(r)]);
+    cache.row_positions = std::move(kept);
+  }
   cache.batch = static_cast<int64_t>(rows.size());
 }
 

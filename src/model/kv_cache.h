@@ -33,6 +33,9 @@ struct DecodeCache {
   std::vector<LayerCache> layers;
   int64_t batch = 0;
   int64_t next_position = 0;  // RoPE position of the next token: prompt length + decoded tokens
+  // Per row, the RoPE position of its next token where rows differ (a decode-time cache whose
+  // positions are those within the cache, evict/decoding.h); empty: next_position for every row.
+  std::vector<int64_t> row_positions;
 };
 
 // Builds one layer's cache from per-row kept entries: rows[b] = {keys, values}, each

@@ -45,6 +45,23 @@ RopeTables rope_tables(const at::Tensor& inv_freq, int64_t start, int64_t count,
   return {emb.cos().to(device, dtype), emb.sin().to(device, dtype)};
 }
 
+RopeTables rope_tables_at(const at::Tensor& inv_freq, const at::Tensor& positions,
+                          at::ScalarType dtype, at::Device device) {
+  const at::Tensor angles =
+      positions.to(at::kCPU, at::kFloat).unsqueeze(-1) * inv_freq.to(at::kCPU);  // [..., d/2]
+  const at::Tensor emb = at::cat({angles, angles}, -1);
+  return {emb.cos().to(device, dtype), emb.sin().to(device, dtype)};
+}
+
+RopeTables rope_tables_rows(const at::Tensor& inv_freq, const std::vector<int64_t>& starts,
+                            int64_t count, at::ScalarType dtype, at::Device device) {
+  const at::Tensor first = at::tensor(starts, at::TensorOptions().dtype(at::kLong));
+  const at::Tensor positions =
+      first.unsqueeze(1) + at::arange(count, at::TensorOptions().dtype(at::kLong)).unsqueeze(0);
+  const RopeTables rows = rope_tables_at(inv_freq, positions, dtype, device);  // [rows, count, d]
+  return {rows.cos.unsqueeze(1), rows.sin.unsqueeze(1)};
+}
+
 namespace {
 
 bool float_rows_apply(const at::Tensor& x, const RopeTables& tables) {

@@ -4,6 +4,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <vector>
+
 #include "model/config.h"
 
 namespace kvs::model {
@@ -19,6 +21,16 @@ struct RopeTables {
 // Tables for positions start .. start + count - 1.
 RopeTables rope_tables(const at::Tensor& inv_freq, int64_t start, int64_t count,
                        at::ScalarType dtype, at::Device device);
+
+// Per row r, tables for positions starts[r] .. starts[r] + count - 1: [rows, 1, count, head_dim],
+// which rotate x [rows, heads, count, head_dim] row by row.
+RopeTables rope_tables_rows(const at::Tensor& inv_freq, const std::vector<int64_t>& starts,
+                            int64_t count, at::ScalarType dtype, at::Device device);
+
+// Tables for arbitrary positions [..., count] (int64): [..., count, head_dim]. RoPE composes, so
+// rotating keys written at position p by the tables of delta moves them to position p + delta.
+RopeTables rope_tables_at(const at::Tensor& inv_freq, const at::Tensor& positions,
+                          at::ScalarType dtype, at::Device device);
 
 // x [..., count, head_dim] -> x * cos + rotate_half(x) * sin. Float32 CPU tensors without
 // autograd come back contiguous.

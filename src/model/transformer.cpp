@@ -6,6 +6,8 @@
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
+
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/gguf.h"
@@ -148,15 +150,24 @@ at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache,
   if (batch != cache.batch)
     throw Error("extend: " + std::to_string(batch) + " token rows for a cache of " +
                 std::to_string(cache.batch) + " rows");
-  if (cache.next_position + t > config_.max_position_embeddings)
-    throw Error("extend: position " + std::to_string(cache.next_position + t) +
+  const bool per_row = !cache.row_positions.empty();
+  if (per_row && static_cast<int64_t>(cache.row_positions.size()) != batch)
+    throw Error("extend: " + std::to_string(cache.row_positions.size()) +
+                " row positions for a batch of " + std::to_string(batch));
+  const int64_t last =
+      per_row ? *std::max_element(cache.row_positions.begin(), cache.row_positions.end())
+              : cache.next_position;
+  if (last + t > config_.max_position_embeddings)
+    throw Error("extend: position " + std::to_string(last + t) +
                 " exceeds max_position_embeddings " +
                 std::to_string(config_.max_position_embeddings));
   reserve_decode_slots(cache, t);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads,
                 d = config_.head_dim;
   const double eps = config_.rms_norm_eps;
-  const RopeTables rope = rope_tables(inv_freq_, cache.next_position, t, dtype(), device());
+  const RopeTables rope =
+      per_row ? rope_tables_rows(inv_freq_, cache.row_positions, t, dtype(), device())
+              : rope_tables(inv_freq_, cache.next_position, t, dtype(), device());
   at::Tensor x = at::embedding(weights_.embed, tokens.to(device(), at::kLong));  // [batch, t, hidden]
   for (int64_t l = 0; l < config_.num_hidden_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
@@ -188,6 +199,7 @@ at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache,
     x = x + swiglu_mlp(rms_norm(x, w.post_norm, eps), w);
   }
   cache.next_position += t;
+  for (int64_t& p : cache.row_positions) p += t;
   return final_logits(x);
 }
 

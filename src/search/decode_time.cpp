@@ -13,6 +13,7 @@
 #include "evict/compressed_cache.h"
 #include "evict/layer_selection.h"
 #include "model/decode_observer.h"
+#include "model/rope.h"
 #include "model/transformer.h"
 #include "search/layout_groups.h"
 
@@ -24,6 +25,7 @@ namespace {
 struct RowState {
   evict::Policy scoring;  // the policy at its decoding target (budget = target), for select_layer
   std::optional<evict::DecodingSchedule> schedule;
+  bool cache_positions = false;  // RoPE positions within the cache (evict/decoding.h)
   int64_t since = 0;  // steps since the last compression (or since the prefill)
   // Per layer: the positions held, [kv_heads, count] int64 on the CPU, position order; the steps
   // fed since the last compression follow them (positions appended_from .. seen - 1).
@@ -78,8 +80,30 @@ at::Tensor positions_of(const RowState& row, size_t layer, int64_t seen) {
   return at::cat({held, fed}, 1);
 }
 
+// Keys written at positions `from` [kv_heads, k] moved to the positions 0 .. k - 1 of a cache
+// (RoPE composes: rotating by the difference moves them).
+at::Tensor rerotate(const at::Tensor& keys, const at::Tensor& from, const at::Tensor& inv_freq) {
+  const int64_t k = from.size(1);
+  const at::Tensor to = at::arange(k, from.options()).unsqueeze(0).expand_as(from);
+  const model::RopeTables delta =
+      model::rope_tables_at(inv_freq, to - from, keys.scalar_type(), keys.device());
+  return model::apply_rope(keys, delta);
+}
+
+// A cache-positions row's length, the same on every layer (its next token's position).
+int64_t common_count(const std::vector<int64_t>& per_layer, const std::string& name) {
+  for (int64_t count : per_layer)
+    if (count != per_layer.front())
+      throw error_at("policy.decoding.positions",
+                     name +
+                         ": positions within the cache need every layer to keep the same count "
+                         "(its layers keep " +
+                         std::to_string(per_layer.front()) + " and " + std::to_string(count) + ")");
+  return per_layer.front();
+}
+
 void check_policies(const model::Transformer& model, const std::vector<evict::Policy>& policies,
-                    int64_t n, int64_t steps) {
+                    int64_t n, int64_t steps, bool full_cache) {
   const model::ModelConfig& config = model.config();
   for (size_t i = 0; i < policies.size(); ++i) {
     const evict::Policy& p = policies[i];
@@ -109,9 +133,28 @@ void check_policies(const model::Transformer& model, const std::vector<evict::Po
                  buffer ? "buffered" : "between compressions", (long long)steps));
     }
   }
-  if (n + steps > config.max_position_embeddings)
-    throw Error(strfmt("decode: %lld prompt tokens + %lld steps exceed the model's %lld positions",
-                       (long long)n, (long long)steps, (long long)config.max_position_embeddings));
+  // Positions within the cache stay below what the cache holds; original ones reach n + steps.
+  const int64_t max_positions = config.max_position_embeddings;
+  bool original = full_cache;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    const evict::Policy& p = policies[i];
+    if (!p.decoding || p.decoding->positions != evict::DecodePositions::Cache) {
+      original = true;
+      continue;
+    }
+    const int64_t held = std::max(p.budget > 0 ? p.budget : n, p.decoding->target);
+    if (held + p.decoding->interval > max_positions)
+      throw error_at(
+          policies.size() == 1 ? "policy.decoding.target" : strfmt("policy %zu.decoding.target", i),
+          strfmt("the cache reaches %lld entries before a compression, past the model's "
+                 "%lld positions",
+                 (long long)(held + p.decoding->interval), (long long)max_positions));
+  }
+  if (original && n + steps > max_positions)
+    throw Error(
+        strfmt("decode: %lld prompt tokens + %lld steps exceed the model's %lld positions "
+               "(positions within the cache, \"positions\": \"cache\", run past them)",
+               (long long)n, (long long)steps, (long long)max_positions));
 }
 
 // Per row of logits [rows, vocab]: -log p(token), and against the full cache's [vocab] logits
@@ -147,7 +190,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
   if (steps < 1) throw Error("decode: no steps to decode (max_new_tokens < 1, no teacher tokens)");
   if (policies.empty() && !options.full_cache)
     throw Error("decode: no policy given and no full-cache decode asked for");
-  check_policies(model, policies, n, steps);
+  check_policies(model, policies, n, steps, options.full_cache);
   for (int32_t id : options.teacher)
     if (id < 0 || id >= model.config().vocab_size)
       throw error_at("--teacher-tokens", strfmt("token id %d is outside the vocabulary of %lld", id,
@@ -164,6 +207,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
     RowState& row = rows[b];
     row.scoring = policies[b];
     row.schedule = policies[b].decoding;
+    row.cache_positions = row.schedule && row.schedule->positions == evict::DecodePositions::Cache;
     if (row.schedule) {
       row.scoring.budget = row.schedule->target;
       row.scoring.decoding.reset();
@@ -220,6 +264,24 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
   model::DecodeCache batch;
   batch.batch = int64_t(k);
   batch.next_position = n;
+  // Rows whose positions are those within the cache: the prompt's kept keys move to 0 .. count - 1
+  // and each row's next token takes its count; the others continue from n.
+  const bool any_cache_positions =
+      std::any_of(rows.begin(), rows.end(), [](const RowState& r) { return r.cache_positions; });
+  if (any_cache_positions) {
+    batch.row_positions.assign(k, n);
+    for (size_t b = 0; b < k; ++b) {
+      if (!rows[b].cache_positions) continue;
+      std::vector<int64_t> counts;
+      for (size_t l = 0; l < layers; ++l) counts.push_back(entries[l][b].first.size(1));
+      batch.row_positions[b] = common_count(counts, policies[b].name);
+      if (policies[b].budget == 0) continue;  // the whole prompt is already at 0 .. n - 1
+      for (size_t l = 0; l < layers; ++l)
+        entries[l][b].first =
+            rerotate(entries[l][b].first, rows[b].held[l].to(entries[l][b].first.device()),
+                     model.rope_inv_freq());
+    }
+  }
   auto spare = [&](int64_t step) {  // slots for the steps until the next re-lay
     int64_t until = steps - step;
     for (const RowState& row : rows)
@@ -301,6 +363,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
       const int64_t extra = spare(step);
       std::vector<std::vector<at::Tensor>> kept_after(due.size());
       std::vector<bool> evicted(due.size(), false);  // a compression that evicts nothing is none
+      std::vector<std::vector<int64_t>> counts(k);   // per row, per layer: entries after the step
       for (size_t l = 0; l < layers; ++l) {
         model::LayerCache& layer = batch.layers[l];
         std::vector<std::pair<at::Tensor, at::Tensor>> relaid(k);
@@ -316,10 +379,12 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
             view.pre_rope_queries = stack_rows(row.pre_rope[l]);
           view.output_projection = model.weights().layers[l].o_proj;
           view.rope_inv_freq = model.rope_inv_freq();
-          view.next_position = seen;
+          view.next_position = row.cache_positions ? batch.row_positions[due[i]] : seen;
           const at::Tensor kept = evict::select_layer(view, {row.scoring}, num_layers).front();
           evicted[i] = evicted[i] || kept.size(1) < positions.size(1);
-          const auto [k_kept, v_kept] = evict::gather_kept(keys, values, kept);
+          auto [k_kept, v_kept] = evict::gather_kept(keys, values, kept);
+          // Within the cache, an entry's position is its index: the kept ones move down to theirs.
+          if (row.cache_positions) k_kept = rerotate(k_kept, kept, model.rope_inv_freq());
           relaid[due[i]] = {k_kept, v_kept};
           row.held[l] = positions.gather(1, kept.to(at::kCPU));
           if (options.trace) kept_after[i].push_back(row.held[l]);
@@ -327,8 +392,12 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
         for (size_t b = 0; b < k; ++b)
           if (std::find(due.begin(), due.end(), b) == due.end())
             rows[b].held[l] = positions_of(rows[b], l, seen);
+        for (size_t b = 0; b < k; ++b) counts[b].push_back(relaid[b].first.size(1));
         layer = model::assemble_layer_cache(relaid, extra);
       }
+      for (size_t b : due)
+        if (rows[b].cache_positions)
+          batch.row_positions[b] = common_count(counts[b], policies[b].name);
       for (size_t b = 0; b < k; ++b) rows[b].appended_from = seen;
       for (size_t i = 0; i < due.size(); ++i) {
         RowState& row = rows[due[i]];

@@ -1,5 +1,6 @@
 #include "search/text_perplexity.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -14,7 +15,20 @@
 namespace kvs::search {
 
 PerplexityResult text_perplexity(const PerplexityRequest& request) {
-  if (request.policy) request.policy->validate();
+  std::optional<evict::Policy> policy = request.policy;
+  if (!request.positions.empty()) {
+    const evict::DecodePositions positions =
+        evict::parse_decode_positions(request.positions, "--positions");
+    if (!policy || !policy->decoding) {
+      if (positions != evict::DecodePositions::Original)
+        throw error_at("--positions",
+                       "positions within the cache need a policy with a decoding schedule");
+    } else {
+      policy->decoding->positions = positions;
+    }
+  }
+  if (policy) policy->validate();
+  if (request.block < 1) throw error_at("--block", "must be >= 1");
   const std::string text = read_file(request.text_path, "the text");
   if (!tokenizer::is_valid_utf8(text)) throw error_at(request.text_path, "is not UTF-8 text");
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
@@ -28,21 +42,28 @@ PerplexityResult text_perplexity(const PerplexityRequest& request) {
     throw error_at(request.text_path, "has fewer than 2 tokens: nothing to predict");
   DecodeTimeOptions options;
   options.teacher.assign(ids.begin() + 1, ids.end());
-  options.full_cache = !request.policy;
+  options.full_cache = !policy;
   std::vector<evict::Policy> policies;
-  if (request.policy) policies.push_back(*request.policy);
+  if (policy) policies.push_back(*policy);
   Timer timer;
   const DecodeTimeResult out = decode_with_schedules(
       model, std::vector<int32_t>(ids.begin(), ids.begin() + 1), policies, options);
   PerplexityResult result;
   result.seconds = timer.seconds();
+  result.policy = policy;
   const DecodeTimeRow& row = out.rows.front();
   result.tokens = int64_t(ids.size());
   result.token_nll = row.nll;
   for (double v : row.nll) result.nll += v;
   result.nll /= double(row.nll.size());
   result.perplexity = std::exp(result.nll);
-  result.largest_cache = request.policy ? row.largest_cache : int64_t(ids.size());
+  result.largest_cache = policy ? row.largest_cache : int64_t(ids.size());
+  for (size_t i = 0; i < row.nll.size(); i += size_t(request.block)) {
+    const size_t end = std::min(row.nll.size(), i + size_t(request.block));
+    double sum = 0;
+    for (size_t j = i; j < end; ++j) sum += row.nll[j];
+    result.block_perplexity.push_back(std::exp(sum / double(end - i)));
+  }
   result.compressions = row.compressions;
   return result;
 }

@@ -22,16 +22,22 @@ struct PerplexityRequest {
   std::string text_path;   // UTF-8 text
   int64_t max_tokens = 0;  // > 0: the text's first max_tokens tokens
   std::optional<evict::Policy> policy;
+  // Overrides the policy's schedule's positions ("original" | "cache"); needs a schedule.
+  std::string positions;
+  int64_t block = 1024;  // tokens per block of block_perplexity
   model::LoadOptions load;
 };
 
 struct PerplexityResult {
+  std::optional<evict::Policy> policy;  // as run (--positions applied)
   int64_t tokens = 0;  // tokens of the text read (the first is the prompt)
   double nll = 0;      // mean -log p over tokens 2..tokens
   double perplexity = 0;
   int64_t largest_cache = 0;  // the most entries one KV head of one layer held
   int64_t compressions = 0;
   std::vector<double> token_nll;  // per predicted token
+  // Per block of `block` predicted tokens (the last one may be shorter): exp(mean -log p).
+  std::vector<double> block_perplexity;
   double seconds = 0;
 };
 

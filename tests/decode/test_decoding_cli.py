@@ -11,6 +11,11 @@
   head from the last compression plus the steps fed since, in position order;
 - `kvsearch perplexity` without a policy equals transformers' perplexity of the same ids (float32,
   its own GGUF conversion), within 1e-4 relative;
+- positions within the cache ("positions": "cache"): a rolling cache's teacher-forced
+  log-likelihoods equal transformers' over a cache built by hand (the sinks and the most recent
+  keys re-rotated to positions 0 .. k - 1, the next token at position k), within 1e-4; on a random
+  model whose context is 64 positions, original positions refuse a 100-step decode and cache
+  positions run it;
 - bad input: one line naming the field or file, exit 1: a method that cannot score while decoding,
   a target below the sinks, an interval of 0, a buffer longer than the decode, query_head
   granularity, an empty text, a text that is not UTF-8.
@@ -70,6 +75,40 @@ def transformers_perplexity(ids):
     logp = torch.log_softmax(logits.double(), -1)
     nll = -logp[:-1].gather(1, torch.tensor(ids[1:]).view(-1, 1)).mean().item()
     return math.exp(nll)
+
+
+def rerotation_reference(prompt, teacher, target, sinks):
+    """transformers' -log p of teacher[2] after the rolling cache of `target` entries (the sinks and
+    the most recent of prompt + teacher[0]) re-rotated to positions 0 .. target - 1, teacher[1] fed
+    at position target; and of teacher[0], teacher[1] from the full cache."""
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, DynamicCache
+    from transformers.models.llama.modeling_llama import rotate_half
+    transformers.utils.logging.disable_progress_bar()
+    path = smollm2_gguf()
+    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
+                                                 dtype=torch.float32).eval()
+    ids = prompt + teacher[:1]
+    m = len(ids)
+    with torch.no_grad():
+        full = DynamicCache()
+        logits = model(input_ids=torch.tensor([ids + teacher[1:2]])).logits[0].double()
+        logp = torch.log_softmax(logits, -1)
+        first = [-logp[m - 2, teacher[0]].item(), -logp[m - 1, teacher[1]].item()]
+        model(input_ids=torch.tensor([ids]), past_key_values=full)
+        kept = list(range(sinks)) + list(range(m - (target - sinks), m))
+        delta = torch.tensor([[j - p for j, p in enumerate(kept)]])
+        cos, sin = model.model.rotary_emb(torch.zeros(1, dtype=torch.float32), delta)
+        cache = DynamicCache()
+        for l in range(model.config.num_hidden_layers):
+            k, v = full.layers[l].keys[:, :, kept], full.layers[l].values[:, :, kept]
+            k = k * cos.unsqueeze(1) + rotate_half(k) * sin.unsqueeze(1)
+            cache.update(k, v, l)
+        out = model(input_ids=torch.tensor([[teacher[1]]]), past_key_values=cache,
+                    position_ids=torch.tensor([[target]])).logits[0, -1].double()
+        third = -torch.log_softmax(out, -1)[teacher[2]].item()
+    return first + [third]
 
 
 def main():
@@ -151,6 +190,38 @@ def main():
                                "--dtype", "f32", "--policy", sink_path, "--json"))
         check(sink["largest_cache"] == target + 1, f"rolling perplexity: largest cache {sink['largest_cache']}")
         check(sink["perplexity"] != ours["perplexity"], "a 32-entry cache gave the full cache's perplexity")
+
+        # Positions within the cache against transformers over a cache built by hand.
+        rotated = dict(rolling, decoding=dict(rolling["decoding"], positions="cache"))
+        out = generate(tmp, "rotated", prompt, rotated, "--teacher-tokens", ",".join(map(str, teacher[:3])))
+        want = rerotation_reference(prompt, teacher[:3], target, 4)
+        got = out["teacher_nll_steps"]
+        check(len(got) == 3 and all(abs(a - b) <= 1e-4 * max(1.0, abs(b)) for a, b in zip(got, want)),
+              f"cache positions: -log p {got}, transformers over the re-rotated cache {want}")
+        print(f"[measured] re-rotated rolling cache, -log p of the third teacher token: kvsearch {got[2]:.6f}, "
+              f"transformers {want[2]:.6f} (original positions: "
+              f"{generate(tmp, 'unrotated', prompt, rolling, '--teacher-tokens', ','.join(map(str, teacher[:3])))['teacher_nll_steps'][2]:.6f})")
+
+        # Past the trained context: a random model whose context is 64 positions.
+        tiny = os.path.join(tmp, "tiny")
+        must("make-model", "--out", tiny, "--preset", "tiny", "--seed", "3")
+        config = read_json(os.path.join(tiny, "config.json"))
+        config["max_position_embeddings"] = 64
+        write_json(os.path.join(tiny, "config.json"), config)
+        long_teacher = ",".join(str(5 + i % 50) for i in range(100))
+        for positions, ok in (("original", False), ("cache", True)):
+            path = os.path.join(tmp, f"tiny-{positions}.json")
+            write_json(path, {"method": "streaming_llm", "n_sink": 4,
+                              "decoding": {"interval": 1, "target": 16, "buffer": 1, "positions": positions}})
+            r = kvsearch("generate", "--model", tiny, "--token-ids", "1,2,3,4,5,6,7,8", "--policy", path,
+                         "--teacher-tokens", long_teacher, "--json")
+            if ok:
+                check(r.returncode == 0 and json.loads(r.stdout)["cache"]["largest"] <= 17,
+                      f"cache positions past a 64-position context: {r.returncode} {r.stderr.strip()[:200]}")
+            else:
+                _, problems = error_output(r, mentions=["64 positions", "positions"])
+                for p in problems:
+                    check(False, f"original positions past a 64-position context: {p} ({r.stderr.strip()[:200]})")
 
         # Bad input.
         refused(tmp, "column-sums", {"method": "observed_attention", "decoding": {"interval": 8, "target": 16}},
