@@ -27,7 +27,11 @@ DecodePositions parse_decode_positions(const std::string& text, const std::strin
 DecodingSchedule decoding_from_json(const nlohmann::json& value, const std::string& where) {
   JsonFields r(value, where);
   DecodingSchedule s;
-  s.interval = r.integer("interval", std::nullopt, 1);
+  s.divide_length = r.integer("divide_length", 0, 1);
+  if (s.divide_length > 0 && r.has("interval"))
+    throw error_at(where + ".interval",
+                   "give interval or divide_length (R-KV's trigger), not both");
+  s.interval = s.divide_length > 0 ? s.divide_length : r.integer("interval", std::nullopt, 1);
   s.target = r.integer("target", std::nullopt, 1);
   s.buffer = r.integer("buffer", s.buffer, 1);
   if (r.has("positions"))
@@ -37,7 +41,11 @@ DecodingSchedule decoding_from_json(const nlohmann::json& value, const std::stri
 }
 
 nlohmann::json decoding_to_json(const DecodingSchedule& s) {
-  nlohmann::json out = {{"interval", s.interval}, {"target", s.target}, {"buffer", s.buffer}};
+  nlohmann::json out = {{"target", s.target}, {"buffer", s.buffer}};
+  if (s.divide_length > 0)
+    out["divide_length"] = s.divide_length;
+  else
+    out["interval"] = s.interval;
   // The default is left out, so that a schedule's JSON reads as it was written.
   if (s.positions != DecodePositions::Original)
     out["positions"] = decode_positions_name(s.positions);
@@ -46,10 +54,10 @@ nlohmann::json decoding_to_json(const DecodingSchedule& s) {
 
 std::string decoding_refusal(const Policy& policy) {
   const MethodInfo& info = policy.method->info();
-  if (policy.needs() & kNeedsColumnSums)
-    return info.name +
-           " scores by every prompt query's attention summed per key, which one decoding step "
-           "does not show";
+  if (std::string own = policy.method->decoding_refusal(policy.params); !own.empty()) return own;
+  if (policy.base)
+    if (std::string own = policy.base->method->decoding_refusal(policy.base->params); !own.empty())
+      return own;
   if (info.layer_budgets)
     return info.name + " moves its budget between layers once every layer's prefill is seen";
   if (info.ragged || (policy.base && policy.base->method->info().ragged))

@@ -30,18 +30,26 @@ enum class DecodePositions { Original, Cache };
 
 struct DecodingSchedule {
   int64_t interval = 64;  // decoding steps between compressions (>= 1)
+  // > 0: R-KV's trigger instead of the interval (its `divide_length`): a counter of every token
+  // seen, the prompt included, compresses after the step that follows each multiple of it, and the
+  // buffered queries roll on across compressions, starting with the prompt's last ones.
+  int64_t divide_length = 0;
   int64_t target = 512;   // entries per KV head and layer after a compression
   int64_t buffer = 128;   // the last decoding steps' queries a compression reads (>= 1)
   DecodePositions positions = DecodePositions::Original;  // JSON "positions": original | cache
 
-  // The entries a head may hold between compressions: target + interval.
-  int64_t bound() const { return target + interval; }
+  // The steps between two compressions at steady state.
+  int64_t period() const { return divide_length > 0 ? divide_length : interval; }
+  // The entries a head may hold between compressions: target + period.
+  int64_t bound() const { return target + period(); }
   // The query rows a compression at steady state reads: the steps since the last one, at most
-  // buffer.
-  int64_t query_rows() const { return interval < buffer ? interval : buffer; }
+  // buffer (R-KV's trigger: the buffer, which rolls on).
+  int64_t query_rows() const {
+    return divide_length > 0 ? buffer : interval < buffer ? interval : buffer;
+  }
   bool operator==(const DecodingSchedule& o) const {
-    return interval == o.interval && target == o.target && buffer == o.buffer &&
-           positions == o.positions;
+    return interval == o.interval && divide_length == o.divide_length && target == o.target &&
+           buffer == o.buffer && positions == o.positions;
   }
 };
 

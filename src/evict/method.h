@@ -142,6 +142,9 @@ class Method {
   virtual std::optional<int64_t> statistics_window(const Params& params) const {
     return std::nullopt;
   }
+  // Why it cannot compress while decoding with these parameters, or "" (decoding.h's
+  // decoding_refusal adds the reasons every method shares). Default: "".
+  virtual std::string decoding_refusal(const Params& params) const { return ""; }
   // The query rows of the last decoding steps a decode-time compression must read (decoding.h).
   // Default: its observation window.
   virtual int64_t decoding_query_rows(const Params& params) const {

@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 
@@ -26,6 +27,11 @@ struct RowState {
   evict::Policy scoring;  // the policy at its decoding target (budget = target), for select_layer
   std::optional<evict::DecodingSchedule> schedule;
   bool cache_positions = false;  // RoPE positions within the cache (evict/decoding.h)
+  // Its method scores by the attention every query paid each entry (h2o): per layer, that sum per
+  // query head over the entries held, [heads, count] float32, the prompt's queries and every
+  // decoded one's.
+  bool accumulates = false;
+  std::vector<at::Tensor> sums;
   int64_t since = 0;  // steps since the last compression (or since the prefill)
   // Per layer: the positions held, [kv_heads, count] int64 on the CPU, position order; the steps
   // fed since the last compression follow them (positions appended_from .. seen - 1).
@@ -59,6 +65,39 @@ class QueryBuffers final : public model::DecodeStepObserver {
   std::vector<RowState>& rows_;
   bool pre_rope_;
 };
+
+// The prefill's observer: the budgeted policies' (LayoutGroups), and the prompt's attention column
+// sums per layer where some row accumulates them.
+class PrefillTap final : public model::PrefillObserver {
+ public:
+  PrefillTap(model::PrefillObserver* inner, bool column_sums, int64_t window)
+      : inner_(inner), column_sums_(column_sums), window_(window) {}
+  int64_t window() const override { return std::max(inner_ ? inner_->window() : 0, window_); }
+  uint32_t signals() const override {
+    return (inner_ ? inner_->signals() : 0u) | (column_sums_ ? model::kSignalColumnSums : 0u);
+  }
+  void on_layer(const model::PrefillLayer& layer) override {
+    if (column_sums_) sums.push_back(layer.column_sums.to(at::kFloat));
+    if (window_ > 0) {
+      const int64_t w = std::min(window_, layer.window_queries.size(1));
+      queries.push_back(
+          layer.window_queries.narrow(1, layer.window_queries.size(1) - w, w).clone());
+    }
+    if (inner_) inner_->on_layer(layer);
+  }
+  std::vector<at::Tensor> sums;     // per layer, [heads, n] float32
+  std::vector<at::Tensor> queries;  // per layer, the last `window` prompt queries [heads, w, d]
+
+ private:
+  model::PrefillObserver* inner_;
+  bool column_sums_;
+  int64_t window_;
+};
+
+// Kept positions per KV head [kv_heads, k] -> the same per query head [heads, k].
+at::Tensor per_query_head(const at::Tensor& kept, int64_t heads) {
+  return kept.repeat_interleave(heads / kept.size(0), 0);
+}
 
 at::Tensor stack_rows(const std::deque<at::Tensor>& rows) {
   return at::stack(std::vector<at::Tensor>(rows.begin(), rows.end()), 1);  // [heads, S, d]
@@ -125,7 +164,8 @@ void check_policies(const model::Transformer& model, const std::vector<evict::Po
           strfmt("%lld entries: the model's context holds %lld positions, so the cache "
                  "never reaches it",
                  (long long)p.decoding->target, (long long)config.max_position_embeddings));
-    if (p.decoding->query_rows() > steps) {
+    // R-KV's trigger starts from the prompt's last queries; the others buffer decoding steps.
+    if (p.decoding->divide_length == 0 && p.decoding->query_rows() > steps) {
       const bool buffer = p.decoding->buffer <= p.decoding->interval;
       throw error_at(
           where + (buffer ? ".decoding.buffer" : ".decoding.interval"),
@@ -143,12 +183,12 @@ void check_policies(const model::Transformer& model, const std::vector<evict::Po
       continue;
     }
     const int64_t held = std::max(p.budget > 0 ? p.budget : n, p.decoding->target);
-    if (held + p.decoding->interval > max_positions)
+    if (held + p.decoding->period() > max_positions)
       throw error_at(
           policies.size() == 1 ? "policy.decoding.target" : strfmt("policy %zu.decoding.target", i),
           strfmt("the cache reaches %lld entries before a compression, past the model's "
                  "%lld positions",
-                 (long long)(held + p.decoding->interval), (long long)max_positions));
+                 (long long)(held + p.decoding->period()), (long long)max_positions));
   }
   if (original && n + steps > max_positions)
     throw Error(
@@ -174,6 +214,24 @@ void measure(const at::Tensor& logits, const at::Tensor& full, const at::Tensor&
   for (int64_t b = 0; b < logp.size(0); ++b) {
     rows[size_t(b)].kl.push_back(kl[b].item<double>());
     rows[size_t(b)].top1.push_back(agree[b].item<bool>() ? 1 : 0);
+  }
+}
+
+// A step's attention added to an accumulating row's sums, on every layer: its query of the step
+// (the last buffered) against the entries it holds, the step's own included (a new column).
+void add_step_attention(RowState& row, int64_t b, const model::DecodeCache& batch) {
+  for (size_t l = 0; l < row.sums.size(); ++l) {
+    const model::LayerCache& layer = batch.layers[l];
+    at::Tensor& sums = row.sums[l];
+    const int64_t count = sums.size(1) + 1;
+    const at::Tensor keys = layer.keys[b].narrow(1, layer.used - count, count).to(at::kFloat);
+    const at::Tensor q = row.queries[l].back().to(at::kFloat);  // [heads, d]
+    const int64_t kv_heads = keys.size(0), heads = q.size(0), d = q.size(1);
+    const at::Tensor logits =
+        at::matmul(q.view({kv_heads, heads / kv_heads, d}), keys.transpose(1, 2)) /
+        std::sqrt(double(d));  // [kv_heads, group, count]
+    const at::Tensor probs = at::softmax(logits, -1).reshape({heads, count});
+    sums = at::cat({sums, at::zeros({heads, 1}, sums.options())}, 1) + probs.to(sums.device());
   }
 }
 
@@ -217,6 +275,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
         row.scoring.base = base;
       }
       pre_rope |= (row.scoring.needs() & evict::kNeedsPreRopeQueries) != 0;
+      row.accumulates = (row.scoring.needs() & evict::kNeedsColumnSums) != 0;
     }
     row.queries.resize(layers);
     row.pre_rope.resize(layers);
@@ -229,8 +288,15 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
   for (size_t b = 0; b < k; ++b)
     if (policies[b].budget > 0) budgeted.push_back(b);
   LayoutGroups groups(policies, budgeted, num_layers, 0);
+  const bool accumulate =
+      std::any_of(rows.begin(), rows.end(), [](const RowState& r) { return r.accumulates; });
+  int64_t seed_rows = 0;  // R-KV's trigger: the buffer starts with the prompt's last queries
+  for (const RowState& r : rows)
+    if (r.schedule && r.schedule->divide_length > 0)
+      seed_rows = std::max(seed_rows, r.schedule->buffer);
+  PrefillTap tap(budgeted.empty() ? nullptr : &groups, accumulate, seed_rows);
   model::PrefillOptions prefill;
-  prefill.observer = budgeted.empty() ? nullptr : &groups;
+  prefill.observer = budgeted.empty() && !accumulate && seed_rows == 0 ? nullptr : &tap;
   prefill.keep_cache = budgeted.size() < k || options.full_cache;
   prefill.decode_capacity = options.full_cache ? steps : 0;
   Timer timer;
@@ -261,6 +327,22 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
       entries[l][b] = row_entries(full, 0, n);
     }
   }
+  const int64_t heads = model.config().num_attention_heads;
+  for (size_t b = 0; b < k; ++b)
+    if (rows[b].accumulates)
+      for (size_t l = 0; l < layers; ++l)
+        rows[b].sums.push_back(
+            tap.sums[l].gather(1, per_query_head(rows[b].held[l], heads).to(tap.sums[l].device())));
+  tap.sums.clear();
+  for (RowState& row : rows) {
+    if (!row.schedule || row.schedule->divide_length == 0) continue;
+    for (size_t l = 0; l < layers; ++l) {
+      const at::Tensor& q = tap.queries[l];  // [heads, w, d]
+      const int64_t w = std::min(row.schedule->buffer, q.size(1));
+      for (int64_t t = q.size(1) - w; t < q.size(1); ++t) row.queries[l].push_back(q.select(1, t));
+    }
+  }
+  tap.queries.clear();
   model::DecodeCache batch;
   batch.batch = int64_t(k);
   batch.next_position = n;
@@ -285,7 +367,10 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
   auto spare = [&](int64_t step) {  // slots for the steps until the next re-lay
     int64_t until = steps - step;
     for (const RowState& row : rows)
-      if (row.schedule) until = std::min(until, row.schedule->interval - row.since);
+      if (row.schedule)
+        until =
+            std::min(until, row.schedule->divide_length > 0 ? row.schedule->divide_length
+                                                            : row.schedule->interval - row.since);
     return std::max<int64_t>(until, 1);
   };
   if (k > 0)
@@ -351,11 +436,18 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
 
     // The rows whose schedule is due compress, and every layer is re-laid once.
     timer.reset();
+    for (size_t b = 0; b < k; ++b)
+      if (rows[b].accumulates) add_step_attention(rows[b], int64_t(b), batch);
     std::vector<size_t> due;
     for (size_t b = 0; b < k; ++b) {
       if (!rows[b].schedule) continue;
       track(b);
-      if (++rows[b].since >= rows[b].schedule->interval) due.push_back(b);
+      const evict::DecodingSchedule& schedule = *rows[b].schedule;
+      // R-KV's counter of every token seen triggers after the step that follows each multiple.
+      const bool trigger = schedule.divide_length > 0
+                               ? (batch.next_position - 1) % schedule.divide_length == 0
+                               : ++rows[b].since >= schedule.interval;
+      if (trigger) due.push_back(b);
     }
     const int64_t seen = batch.next_position;
     if (!due.empty()) {
@@ -377,6 +469,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
           model::PrefillLayer view{int64_t(l), keys, values, queries};
           if (pre_rope && !row.pre_rope[l].empty())
             view.pre_rope_queries = stack_rows(row.pre_rope[l]);
+          if (row.accumulates) view.column_sums = row.sums[l];
           view.output_projection = model.weights().layers[l].o_proj;
           view.rope_inv_freq = model.rope_inv_freq();
           view.next_position = row.cache_positions ? batch.row_positions[due[i]] : seen;
@@ -387,6 +480,9 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
           if (row.cache_positions) k_kept = rerotate(k_kept, kept, model.rope_inv_freq());
           relaid[due[i]] = {k_kept, v_kept};
           row.held[l] = positions.gather(1, kept.to(at::kCPU));
+          if (row.accumulates)
+            row.sums[l] =
+                row.sums[l].gather(1, per_query_head(kept, heads).to(row.sums[l].device()));
           if (options.trace) kept_after[i].push_back(row.held[l]);
         }
         for (size_t b = 0; b < k; ++b)
@@ -401,8 +497,10 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
       for (size_t b = 0; b < k; ++b) rows[b].appended_from = seen;
       for (size_t i = 0; i < due.size(); ++i) {
         RowState& row = rows[due[i]];
-        for (auto& q : row.queries) q.clear();
-        for (auto& q : row.pre_rope) q.clear();
+        if (row.schedule->divide_length == 0) {  // R-KV's queries roll on
+          for (auto& q : row.queries) q.clear();
+          for (auto& q : row.pre_rope) q.clear();
+        }
         if (!evicted[i]) continue;
         ++out.rows[due[i]].compressions;
         if (options.trace) out.rows[due[i]].trace.push_back({step, seen, std::move(kept_after[i])});

@@ -223,6 +223,23 @@ def main():
                 for p in problems:
                     check(False, f"original positions past a 64-position context: {p} ({r.stderr.strip()[:200]})")
 
+        # bench decode: every method that can decode on one shared decode, beside one alone and the
+        # full cache; those that cannot are named; each cache within its bound.
+        bench = json.loads(must("--threads", "2", "bench", "decode", "--model", MODEL, "--text", text_path,
+                                "--prompt-tokens", "64", "--new-tokens", "24", "--interval", "8",
+                                "--target", "32", "--buffer", "8", "--json"))
+        methods = [m["name"] for m in json.loads(must("methods", "--json"))]
+        left = " ".join(bench["left_out"])
+        check(len(bench["policies"]) + len(bench["left_out"]) == len(methods),
+              f"bench decode: {len(bench['policies'])} policies + {len(bench['left_out'])} left out, "
+              f"{len(methods)} methods")
+        check(all(m in left for m in ("adakv", "cake", "mixkv")), f"bench decode left out: {left}")
+        check(bench["shared"]["rows"] == len(bench["policies"]) and bench["alone"]["rows"] == 1,
+              f"bench decode rows: {bench['shared']['rows']}, {bench['alone']['rows']}")
+        check(all(0 < a <= b for a, b in zip(bench["largest_cache"], bench["bound"])),
+              f"bench decode: largest {bench['largest_cache']} beyond bounds {bench['bound']}")
+        check(bench["steps"] == 24 and bench["shared"]["step_ms"] > 0, "bench decode: steps or timing missing")
+
         # Bad input.
         refused(tmp, "column-sums", {"method": "observed_attention", "decoding": {"interval": 8, "target": 16}},
                 ["policy.decoding", "observed_attention", "cannot compress while decoding"])

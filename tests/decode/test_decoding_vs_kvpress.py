@@ -39,26 +39,12 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from kvs_testing import check, finish, must, read_text, scratch_dir, smollm2_gguf, write_json  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kvs_testing import check, finish, scratch_dir, smollm2_gguf  # noqa: E402
+from decode_oracle import judge, kvsearch_trace, ruler_ids  # noqa: E402
 
-BAND = 1e-5
 TEACHER = 512
 INTERVAL, TARGET = 32, 256
-
-
-def ruler_ids(tmp):
-    """The prompt (record 1's context and question) and the teacher (record 2's context, first
-    512 tokens), in SmolLM2's ids."""
-    out = os.path.join(tmp, "ruler")
-    must("data", "ruler", "--model", "smollm2-135m", "--out", out, "--lengths", "1024", "--count", "2",
-         "--seed", "42", "--tasks", "niah_single_1")
-    data = os.path.join(out, "data")
-    with open(os.path.join(data, sorted(os.listdir(data))[0]), encoding="utf-8") as f:
-        first, second = (json.loads(line) for line in f.readlines()[:2])
-
-    def ids(text):
-        return json.loads(must("tokenize", "--model", "smollm2-135m", "--text", text, "--json"))["ids"]
-    return ids(first["context"] + "\n" + first["input"]), ids(second["context"])[:TEACHER]
 
 
 class Tracker:
@@ -83,22 +69,14 @@ class Tracker:
             return None
         rows = []
         for h, ours in enumerate(record["layers"][l]):
-            row, pos, k = scores[h], before[h], own.shape[1]
             self.judged += 1
-            finite = row[torch.isfinite(row)]
-            band = BAND * max(float(finite.abs().max()) if finite.numel() else 1.0, 1e-30)
-            threshold = float(torch.topk(row, k).values[-1])
-            chosen = torch.isin(pos, torch.tensor(ours, dtype=torch.long))
-            unknown = len(ours) - int(chosen.sum())
-            missed = int(((~chosen) & (row > threshold + band)).sum())
-            wrong = int((chosen & (row < threshold - band)).sum())
-            if len(ours) != k or unknown or missed or wrong:
+            problem, chosen = judge(ours, before[h], scores[h], own.shape[1])
+            if problem:
                 self.broken.append(f"{self.label} layer {l} head {h} compression {c} (seen {self.seen}): "
-                                   f"{len(ours)} held (press {k}), {unknown} not in the press's cache, "
-                                   f"{missed} above its boundary left out, {wrong} below it kept")
+                                   + problem)
                 return None
             self.identical += set(ours) == set(own[h].tolist())
-            rows.append(chosen.nonzero().flatten())
+            rows.append(chosen)
         return torch.stack(rows)
 
     def scorer(self, press, sort, decode_time=True):
@@ -169,19 +147,6 @@ def run_press(model, press, decoding, prefilling, ids, teacher, sort, future_fix
     return tracker
 
 
-def kvsearch_trace(tmp, name, policy, ids, teacher):
-    policy_path = os.path.join(tmp, f"{name}.json")
-    trace_path = os.path.join(tmp, f"{name}.trace.jsonl")
-    kept_path = os.path.join(tmp, f"{name}.kept.json")
-    write_json(policy_path, policy)
-    out = json.loads(must("--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
-                          "--token-ids", ",".join(map(str, ids)), "--teacher-tokens",
-                          ",".join(map(str, teacher)), "--policy", policy_path, "--trace-kept",
-                          trace_path, "--dump-kept", kept_path, "--json"))
-    trace = [json.loads(line) for line in read_text(trace_path).splitlines()]
-    return out, trace
-
-
 def report(name, trace, tracker, layers):
     """Records the tracker's broken decisions and the compression counts; the identical share."""
     for message in tracker.broken[:20]:
@@ -212,7 +177,7 @@ def main():
                                      hidden_states_buffer_size=schedule["buffer"] - 1)
 
     with scratch_dir("kvs-decoding-") as tmp:
-        ids, teacher = ruler_ids(tmp)
+        ids, teacher = ruler_ids(tmp, 1024, TEACHER)
         print(f"prompt: {len(ids)} tokens (RULER niah_single_1), {len(teacher)} teacher tokens")
         cases = [
             ("knorm", {"method": "knorm"}, kvpress.KnormPress(), False),

@@ -294,6 +294,19 @@ TEST(Policy, DecodingScheduleRoundTripsAndMakesTheBudgetOptional) {
   json bad = rotated;
   bad["decoding"]["positions"] = "rolling";
   EXPECT_NE(parse_error(bad).find("policy.decoding.positions"), std::string::npos) << parse_error(bad);
+  // R-KV's trigger: divide_length instead of interval, not both.
+  const json rkv = {{"method", "r_kv"},
+                    {"budget", 128},
+                    {"decoding", {{"divide_length", 128}, {"target", 128}, {"buffer", 8}}}};
+  const Policy k = kvs::evict::policy_from_json(rkv);
+  EXPECT_EQ(k.decoding->divide_length, 128);
+  EXPECT_EQ(k.decoding->bound(), 256);
+  EXPECT_EQ(kvs::evict::policy_to_json(k)["decoding"], rkv["decoding"]);
+  EXPECT_EQ(kvs::evict::policy_from_json(kvs::evict::policy_to_json(k)), k);
+  json both_triggers = rkv;
+  both_triggers["decoding"]["interval"] = 64;
+  EXPECT_NE(parse_error(both_triggers).find("policy.decoding.interval"), std::string::npos)
+      << parse_error(both_triggers);
   // Without a schedule the budget stays required.
   EXPECT_NE(parse_error(json{{"method", "knorm"}}).find("field \"budget\""), std::string::npos);
 }

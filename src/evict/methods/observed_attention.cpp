@@ -32,6 +32,13 @@ class ObservedAttention final : public Method {
         .budget_free = true};
     return info;
   }
+  // While decoding the column sums run over every query seen (decode_time.h); the normalisation
+  // counts the queries that saw key i by its index, which a compressed cache no longer tells.
+  std::string decoding_refusal(const Params& params) const override {
+    if (!params.get(kNormalize)) return "";
+    return "observed_attention divides key i's sum by the n - i queries after it, counted by "
+           "index; set \"normalize\": false (H2O's plain sum) or use h2o";
+  }
   at::Tensor scores(const LayerView& view, const Params& params) const override {
     const int64_t kv_heads = view.keys.size(0), n = view.keys.size(1);
     at::Tensor sums = view.column_sums;  // [heads, n]

@@ -1,0 +1,82 @@
+"""What the decode-time oracle tests share: the RULER prompt and teacher tokens, kvsearch's trace of
+a policy, and the judgement of one compression's held sets against a reference's scores."""
+import json
+import os
+
+from kvs_testing import must, read_text, write_json
+
+BAND = 1e-5  # relative to the largest finite |score| of the (layer, head) row
+
+
+def ruler_ids(tmp, length, teacher):
+    """The prompt (a RULER niah_single_1 record's context and question at about `length` tokens)
+    and `teacher` teacher tokens (the context of a second record), in SmolLM2's ids."""
+    out = os.path.join(tmp, f"ruler-{length}")
+    must("data", "ruler", "--model", "smollm2-135m", "--out", out, "--lengths", str(length), "--count",
+         "2", "--seed", "42", "--tasks", "niah_single_1")
+    data = os.path.join(out, "data")
+    with open(os.path.join(data, sorted(os.listdir(data))[0]), encoding="utf-8") as f:
+        first, second = (json.loads(line) for line in f.readlines()[:2])
+
+    def ids(text):
+        return json.loads(must("tokenize", "--model", "smollm2-135m", "--text", text, "--json"))["ids"]
+    return ids(first["context"] + "\n" + first["input"]), ids(second["context"])[:teacher]
+
+
+def kvsearch_trace(tmp, name, policy, ids, teacher):
+    """`generate --teacher-tokens --trace-kept` under the policy: (its --json output, the trace)."""
+    policy_path = os.path.join(tmp, f"{name}.json")
+    trace_path = os.path.join(tmp, f"{name}.trace.jsonl")
+    write_json(policy_path, policy)
+    out = json.loads(must("--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
+                          "--token-ids", ",".join(map(str, ids)), "--teacher-tokens",
+                          ",".join(map(str, teacher)), "--policy", policy_path, "--trace-kept",
+                          trace_path, "--json"))
+    return out, [json.loads(line) for line in read_text(trace_path).splitlines()]
+
+
+def judge(ours, before, scores, k):
+    """One (layer, head) decision: kvsearch's held positions `ours` against a reference's scores
+    [m] over the positions `before` [m] its cache held, keeping k. Returns (problem or None, the
+    row indices of `ours` in `before`). kvsearch's set must be the reference's top-k up to scores
+    tied within BAND of the row's scale: every position scored above the k-th kept, every kept one
+    at least the k-th."""
+    import torch
+    finite = scores[torch.isfinite(scores)]
+    band = BAND * max(float(finite.abs().max()) if finite.numel() else 1.0, 1e-30)
+    threshold = float(torch.topk(scores, k).values[-1])
+    chosen = torch.isin(before, torch.tensor(ours, dtype=torch.long))
+    unknown = len(ours) - int(chosen.sum())
+    missed = int(((~chosen) & (scores > threshold + band)).sum())
+    wrong = int((chosen & (scores < threshold - band)).sum())
+    if len(ours) != k or unknown or missed or wrong:
+        return (f"{len(ours)} held (reference {k}), {unknown} not in the reference's cache, {missed} "
+                f"above its boundary left out, {wrong} below it kept"), None
+    return None, chosen.nonzero().flatten()
+
+
+def top_k_positions(scores, k):
+    """Row indices of the k best scores, ties to the lower index (kvsearch's rule, topk_select.h),
+    ascending."""
+    return scores.sort(dim=-1, descending=True, stable=True).indices[..., :k].sort(dim=-1).values
+
+
+def keep_rows(layer, keep):
+    """A transformers cache layer's keys and values cut to the rows keep [kv_heads, k], in that
+    order."""
+    g = keep.unsqueeze(0).unsqueeze(-1).expand(-1, -1, -1, layer.keys.shape[-1])
+    layer.keys = layer.keys.gather(2, g).contiguous()
+    layer.values = layer.values.gather(2, g).contiguous()
+
+
+def smollm2_hf(attention):
+    """transformers' conversion of the SmolLM2-135M GGUF file, float32, with that attention."""
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM
+    from kvs_testing import smollm2_gguf
+    transformers.utils.logging.disable_progress_bar()
+    path = smollm2_gguf()
+    torch.set_num_threads(2)
+    return AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
+                                                attn_implementation=attention, dtype=torch.float32).eval()
