@@ -16,6 +16,8 @@
   keys re-rotated to positions 0 .. k - 1, the next token at position k), within 1e-4; on a random
   model whose context is 64 positions, original positions refuse a 100-step decode and cache
   positions run it;
+- `kvsearch fidelity`: a never-evicting schedule has KL 0, full top-1 agreement, no divergence
+  and ROUGE-L 1 against the full cache's own continuation; a 32-entry rolling cache does not;
 - bad input: one line naming the field or file, exit 1: a method that cannot score while decoding,
   a target below the sinks, an interval of 0, a buffer longer than the decode, query_head
   granularity, an empty text, a text that is not UTF-8.
@@ -239,6 +241,22 @@ def main():
         check(all(0 < a <= b for a, b in zip(bench["largest_cache"], bench["bound"])),
               f"bench decode: largest {bench['largest_cache']} beyond bounds {bench['bound']}")
         check(bench["steps"] == 24 and bench["shared"]["step_ms"] > 0, "bench decode: steps or timing missing")
+
+        # fidelity: a schedule that never evicts is the full cache; a 32-entry rolling cache is not.
+        never_path, small_path = os.path.join(tmp, "f-never.json"), os.path.join(tmp, "f-small.json")
+        write_json(never_path, {"method": "knorm", "name": "never",
+                                "decoding": {"interval": 8, "target": 4000, "buffer": 1}})
+        write_json(small_path, dict(rolling, name="sink-32"))
+        fid = json.loads(must("--threads", "2", "fidelity", "--model", MODEL, "--token-ids",
+                              ",".join(map(str, prompt)), "--new-tokens", "32", "--block", "16",
+                              "--policy", never_path, "--policy", small_path, "--json"))
+        never_f, small_f = fid["policies"]
+        check(len(fid["reference"]) == 32 and fid["reference"] == full["generated_ids"][:32],
+              "fidelity: the reference is not the full cache's greedy continuation")
+        check(never_f["mean_kl"] < 1e-6 and never_f["top1"] == 1.0 and never_f["first_divergence"] == -1
+              and never_f["rouge_l"] == 1.0, f"fidelity of a never-evicting schedule: {never_f}")
+        check(small_f["mean_kl"] > 1e-3 and 0 <= small_f["rouge_l"] < 1 and len(small_f["block_kl"]) == 2,
+              f"fidelity of a 32-entry rolling cache: {small_f}")
 
         # Bad input.
         refused(tmp, "column-sums", {"method": "observed_attention", "decoding": {"interval": 8, "target": 16}},
