@@ -15,12 +15,14 @@ void setup_perplexity(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
       "perplexity", "Perplexity of a text, fed one token at a time under a decode-time policy");
   auto req = std::make_shared<kvs::search::PerplexityRequest>();
-  auto policy_file = std::make_shared<std::string>();
+  auto policy_files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   cmd->add_option("--model", req->model_dir, "Checkpoint directory, GGUF file or name")->required();
   cmd->add_option("--text", req->text_path, "UTF-8 text file")->required();
-  cmd->add_option("--policy", *policy_file,
-                  "Policy JSON with a \"decoding\" schedule (without: the full cache)");
+  cmd->add_option("--policy", *policy_files,
+                  "Policy JSON with a \"decoding\" schedule (repeat: one shared decode; without: "
+                  "the full cache)");
+  cmd->add_flag("--full-cache", req->full_cache, "Also the full cache, beside the policies");
   cmd->add_option("--max-tokens", req->max_tokens, "Read the text's first N tokens (0: all)")
       ->capture_default_str();
   cmd->add_option("--positions", req->positions,
@@ -31,32 +33,36 @@ void setup_perplexity(CLI::App& parent) {
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
   cmd->add_flag("--json", *json,
-                "Print {tokens, nll, perplexity, block_perplexity, largest_cache, compressions, "
-                "policy, seconds}");
+                "Print {tokens, seconds, results: [{name, policy, nll, perplexity, "
+                "block_perplexity, largest_cache, compressions}]}");
   cmd->callback([=] {
-    if (!policy_file->empty()) req->policy = kvs::evict::load_policy(*policy_file);
+    for (const std::string& f : *policy_files) req->policies.push_back(kvs::evict::load_policy(f));
     const kvs::search::PerplexityResult out = kvs::search::text_perplexity(*req);
-    const nlohmann::json policy =
-        out.policy ? kvs::evict::policy_to_json(*out.policy) : nlohmann::json(nullptr);
     if (*json) {
+      nlohmann::json results = nlohmann::json::array();
+      for (const auto& r : out.rows)
+        results.push_back(
+            {{"name", r.name},
+             {"policy", r.policy ? kvs::evict::policy_to_json(*r.policy) : nlohmann::json(nullptr)},
+             {"nll", r.nll},
+             {"perplexity", r.perplexity},
+             {"block_perplexity", r.block_perplexity},
+             {"largest_cache", r.largest_cache},
+             {"compressions", r.compressions}});
       std::cout << nlohmann::json{{"tokens", out.tokens},
-                                  {"nll", out.nll},
-                                  {"perplexity", out.perplexity},
-                                  {"block_perplexity", out.block_perplexity},
-                                  {"largest_cache", out.largest_cache},
-                                  {"compressions", out.compressions},
-                                  {"policy", policy},
-                                  {"seconds", out.seconds}}
+                                  {"seconds", out.seconds},
+                                  {"results", results}}
                        .dump()
                 << std::endl;
-    } else {
-      std::cout << kvs::strfmt(
-                       "perplexity %.4f over %lld tokens (largest cache %lld entries per "
-                       "head, %lld compressions)",
-                       out.perplexity, (long long)out.tokens, (long long)out.largest_cache,
-                       (long long)out.compressions)
-                << std::endl;
+      return;
     }
+    for (const auto& r : out.rows)
+      std::cout << kvs::strfmt(
+                       "%s: perplexity %.4f over %lld tokens (largest cache %lld entries "
+                       "per head, %lld compressions)",
+                       r.name.c_str(), r.perplexity, (long long)out.tokens,
+                       (long long)r.largest_cache, (long long)r.compressions)
+                << std::endl;
   });
 }
 

@@ -15,19 +15,25 @@
 namespace kvs::search {
 
 PerplexityResult text_perplexity(const PerplexityRequest& request) {
-  std::optional<evict::Policy> policy = request.policy;
+  std::vector<evict::Policy> policies = request.policies;
   if (!request.positions.empty()) {
     const evict::DecodePositions positions =
         evict::parse_decode_positions(request.positions, "--positions");
-    if (!policy || !policy->decoding) {
-      if (positions != evict::DecodePositions::Original)
-        throw error_at("--positions",
-                       "positions within the cache need a policy with a decoding schedule");
-    } else {
-      policy->decoding->positions = positions;
+    for (evict::Policy& p : policies) {
+      if (!p.decoding) {
+        if (positions != evict::DecodePositions::Original)
+          throw error_at("--positions", p.name +
+                                            ": positions within the cache need a policy "
+                                            "with a decoding schedule");
+        continue;
+      }
+      p.decoding->positions = positions;
     }
+    if (policies.empty() && positions != evict::DecodePositions::Original)
+      throw error_at("--positions",
+                     "positions within the cache need a policy with a decoding schedule");
   }
-  if (policy) policy->validate();
+  for (const evict::Policy& p : policies) p.validate();
   if (request.block < 1) throw error_at("--block", "must be >= 1");
   const std::string text = read_file(request.text_path, "the text");
   if (!tokenizer::is_valid_utf8(text)) throw error_at(request.text_path, "is not UTF-8 text");
@@ -42,29 +48,32 @@ PerplexityResult text_perplexity(const PerplexityRequest& request) {
     throw error_at(request.text_path, "has fewer than 2 tokens: nothing to predict");
   DecodeTimeOptions options;
   options.teacher.assign(ids.begin() + 1, ids.end());
-  options.full_cache = !policy;
-  std::vector<evict::Policy> policies;
-  if (policy) policies.push_back(*policy);
+  options.full_cache = policies.empty() || request.full_cache;
   Timer timer;
   const DecodeTimeResult out = decode_with_schedules(
       model, std::vector<int32_t>(ids.begin(), ids.begin() + 1), policies, options);
   PerplexityResult result;
   result.seconds = timer.seconds();
-  result.policy = policy;
-  const DecodeTimeRow& row = out.rows.front();
   result.tokens = int64_t(ids.size());
-  result.token_nll = row.nll;
-  for (double v : row.nll) result.nll += v;
-  result.nll /= double(row.nll.size());
-  result.perplexity = std::exp(result.nll);
-  result.largest_cache = policy ? row.largest_cache : int64_t(ids.size());
-  for (size_t i = 0; i < row.nll.size(); i += size_t(request.block)) {
-    const size_t end = std::min(row.nll.size(), i + size_t(request.block));
-    double sum = 0;
-    for (size_t j = i; j < end; ++j) sum += row.nll[j];
-    result.block_perplexity.push_back(std::exp(sum / double(end - i)));
+  for (size_t r = 0; r < out.rows.size(); ++r) {
+    const DecodeTimeRow& row = out.rows[r];
+    PerplexityRow p;
+    if (r < policies.size()) p.policy = policies[r];
+    p.name = p.policy ? p.policy->name : "full cache";
+    p.token_nll = row.nll;
+    for (double v : row.nll) p.nll += v;
+    p.nll /= double(row.nll.size());
+    p.perplexity = std::exp(p.nll);
+    p.largest_cache = p.policy ? row.largest_cache : int64_t(ids.size());
+    for (size_t i = 0; i < row.nll.size(); i += size_t(request.block)) {
+      const size_t end = std::min(row.nll.size(), i + size_t(request.block));
+      double sum = 0;
+      for (size_t j = i; j < end; ++j) sum += row.nll[j];
+      p.block_perplexity.push_back(std::exp(sum / double(end - i)));
+    }
+    p.compressions = row.compressions;
+    result.rows.push_back(std::move(p));
   }
-  result.compressions = row.compressions;
   return result;
 }
 

@@ -178,8 +178,9 @@ def main():
         text_path = os.path.join(tmp, "text.txt")
         with open(text_path, "w", encoding="utf-8") as f:
             f.write(TEXT)
-        ours = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
-                               "--dtype", "f32", "--json"))
+        measured = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+                                   "--dtype", "f32", "--json"))
+        ours = dict(measured["results"][0], tokens=measured["tokens"])
         check(ours["tokens"] == n, f"perplexity read {ours['tokens']} tokens, the tokenizer gives {n}")
         theirs = transformers_perplexity(prompt)
         check(abs(ours["perplexity"] - theirs) <= 1e-4 * theirs,
@@ -188,8 +189,18 @@ def main():
               f"transformers {theirs:.5f}")
         sink_path = os.path.join(tmp, "sink.json")
         write_json(sink_path, rolling)
-        sink = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
-                               "--dtype", "f32", "--policy", sink_path, "--json"))
+        window_path = os.path.join(tmp, "window.json")
+        write_json(window_path, dict(rolling, n_sink=0, name="window"))
+        shared = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+                                 "--dtype", "f32", "--policy", sink_path, "--policy", window_path,
+                                 "--full-cache", "--json"))
+        sink, window, beside = shared["results"]
+        check(beside["name"] == "full cache" and abs(beside["perplexity"] - ours["perplexity"]) < 1e-9,
+              f"the full cache beside two policies: {beside['perplexity']} vs alone {ours['perplexity']}")
+        alone = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+                                "--dtype", "f32", "--policy", window_path, "--json"))["results"][0]
+        check(abs(alone["perplexity"] - window["perplexity"]) <= 1e-6 * window["perplexity"],
+              f"the window-only cache on a shared decode {window['perplexity']}, alone {alone['perplexity']}")
         check(sink["largest_cache"] == target + 1, f"rolling perplexity: largest cache {sink['largest_cache']}")
         check(sink["perplexity"] != ours["perplexity"], "a 32-entry cache gave the full cache's perplexity")
 
