@@ -284,9 +284,14 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
 
   // The prefill: the budgeted policies compressed by their prefill-time selection, the prompt kept
   // whole for the others and the full cache.
+  // A prompt no longer than a budget is kept whole, as by a decode-only policy.
+  std::vector<bool> compressed(k, false);
   std::vector<size_t> budgeted;
-  for (size_t b = 0; b < k; ++b)
-    if (policies[b].budget > 0) budgeted.push_back(b);
+  for (size_t b = 0; b < k; ++b) {
+    const evict::Policy& p = policies[b];
+    compressed[b] = p.budget > 0 && !p.method->keeps_whole(n, p.budget, num_layers, p.params);
+    if (compressed[b]) budgeted.push_back(b);
+  }
   LayoutGroups groups(policies, budgeted, num_layers, 0);
   const bool accumulate =
       std::any_of(rows.begin(), rows.end(), [](const RowState& r) { return r.accumulates; });
@@ -320,7 +325,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
   }
   const int64_t kv_heads = model.config().num_key_value_heads;
   for (size_t b = 0; b < k; ++b) {
-    if (policies[b].budget > 0) continue;
+    if (compressed[b]) continue;
     for (size_t l = 0; l < layers; ++l) {
       const model::LayerCache& full = pre.cache.layers[l];
       rows[b].held.push_back(at::arange(n, cpu_long).unsqueeze(0).expand({kv_heads, n}).clone());
@@ -357,7 +362,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
       std::vector<int64_t> counts;
       for (size_t l = 0; l < layers; ++l) counts.push_back(entries[l][b].first.size(1));
       batch.row_positions[b] = common_count(counts, policies[b].name);
-      if (policies[b].budget == 0) continue;  // the whole prompt is already at 0 .. n - 1
+      if (!compressed[b]) continue;  // the whole prompt is already at 0 .. n - 1
       for (size_t l = 0; l < layers; ++l)
         entries[l][b].first =
             rerotate(entries[l][b].first, rows[b].held[l].to(entries[l][b].first.device()),

@@ -269,6 +269,16 @@ def main():
         check(small_f["mean_kl"] > 1e-3 and 0 <= small_f["rouge_l"] < 1 and len(small_f["block_kl"]) == 2,
               f"fidelity of a 32-entry rolling cache: {small_f}")
 
+        # A budget above the prompt keeps it whole: a windowed method's prefill selection never runs
+        # on a one-token prompt (perplexity's).
+        rkv_path = os.path.join(tmp, "rkv.json")
+        write_json(rkv_path, {"method": "r_kv", "budget": 16,
+                              "decoding": {"divide_length": 16, "target": 16, "buffer": 8}})
+        rkv = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+                              "--max-tokens", "48", "--policy", rkv_path, "--json"))["results"][0]
+        check(rkv["compressions"] == 2 and rkv["largest_cache"] == 32,  # after steps 16 and 32 of 47
+              f"r_kv over a one-token prompt: {rkv['compressions']} compressions, largest {rkv['largest_cache']}")
+
         # Bad input.
         refused(tmp, "column-sums", {"method": "observed_attention", "decoding": {"interval": 8, "target": 16}},
                 ["policy.decoding", "observed_attention", "cannot compress while decoding"])
