@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "core/build_info.h"
 #include "core/error.h"
 #include "core/files.h"
 #include "core/id_list.h"
@@ -39,10 +40,11 @@ void setup_fidelity(CLI::App& parent) {
   cmd->add_option("--policy", *policy_files, "A policy JSON (repeat)")->required();
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
-  cmd->add_flag("--json", *json,
-                "Print {prompt_tokens, steps, reference, policies: [{name, policy, mean_kl, top1, "
-                "block_kl, block_top1, first_divergence, rouge_l, largest_cache, compressions}], "
-                "seconds}");
+  cmd->add_flag(
+      "--json", *json,
+      "Print {binary, prompt_tokens, steps, reference, policies: [{name, policy, mean_kl, top1, "
+      "block_kl, block_top1, first_divergence, rouge_l, largest_cache, compressions}], "
+      "seconds}");
   cmd->callback([=] {
     if (t->count() == 0 && x->count() == 0) throw kvs::Error("give --token-ids or --text");
     for (const std::string& f : *policy_files) req->policies.push_back(kvs::evict::load_policy(f));
@@ -71,7 +73,8 @@ void setup_fidelity(CLI::App& parent) {
                             {"largest_cache", f.largest_cache},
                             {"compressions", f.compressions}});
       }
-      std::cout << nlohmann::json{{"prompt_tokens", out.prompt_tokens},
+      std::cout << nlohmann::json{{"binary", kvs::build_info::git_commit()},
+                                  {"prompt_tokens", out.prompt_tokens},
                                   {"steps", out.steps},
                                   {"reference", out.reference},
                                   {"policies", policies},

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "core/build_info.h"
 #include "core/strfmt.h"
 #include "evict/policy.h"
 #include "search/text_perplexity.h"
@@ -33,7 +34,7 @@ void setup_perplexity(CLI::App& parent) {
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
   cmd->add_flag("--json", *json,
-                "Print {tokens, seconds, results: [{name, policy, nll, perplexity, "
+                "Print {binary, tokens, seconds, results: [{name, policy, nll, perplexity, "
                 "block_perplexity, largest_cache, compressions}]}");
   cmd->callback([=] {
     for (const std::string& f : *policy_files) req->policies.push_back(kvs::evict::load_policy(f));
@@ -49,7 +50,8 @@ void setup_perplexity(CLI::App& parent) {
              {"block_perplexity", r.block_perplexity},
              {"largest_cache", r.largest_cache},
              {"compressions", r.compressions}});
-      std::cout << nlohmann::json{{"tokens", out.tokens},
+      std::cout << nlohmann::json{{"binary", kvs::build_info::git_commit()},
+                                  {"tokens", out.tokens},
                                   {"seconds", out.seconds},
                                   {"results", results}}
                        .dump()

@@ -126,8 +126,8 @@ TEST(ExperimentSpec, MethodsGivenAsPolicies) {
       error_for("methods", R"([{"name": "K", "policy": {"method": "knorm"}, "profile": "global"}])")
           .find("methods[0].profile: a method given as a policy sets everything"),
       std::string::npos);
-  EXPECT_NE(error_for("methods", R"([{"name": "K", "policy": {"method": "h2o"}}])")
-                .find("methods[0].policy.method: unknown method 'h2o'"),
+  EXPECT_NE(error_for("methods", R"([{"name": "K", "policy": {"method": "quest"}}])")
+                .find("methods[0].policy.method: unknown method 'quest'"),
             std::string::npos);
   EXPECT_NE(error_for("methods",
                       R"([{"name": "S", "policy": {"method": "streaming_llm", "n_sink": 40}}])")
