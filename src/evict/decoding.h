@@ -34,8 +34,8 @@ struct DecodingSchedule {
   // seen, the prompt included, compresses after the step that follows each multiple of it, and the
   // buffered queries roll on across compressions, starting with the prompt's last ones.
   int64_t divide_length = 0;
-  int64_t target = 512;   // entries per KV head and layer after a compression
-  int64_t buffer = 128;   // the last decoding steps' queries a compression reads (>= 1)
+  int64_t target = 512;  // entries per KV head and layer after a compression
+  int64_t buffer = 128;  // the last decoding steps' queries a compression reads (>= 1)
   DecodePositions positions = DecodePositions::Original;  // JSON "positions": original | cache
 
   // The steps between two compressions at steady state.

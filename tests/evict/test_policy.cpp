@@ -284,16 +284,17 @@ TEST(Policy, DecodingScheduleRoundTripsAndMakesTheBudgetOptional) {
   EXPECT_EQ(kvs::evict::policy_from_json(kvs::evict::policy_to_json(q)), q);
   EXPECT_NE(q, kvs::evict::policy_from_json(json{{"method", "keydiff"}, {"budget", 128}}));
   // Positions within the cache: written when asked for, a bad value names the field.
-  const json rotated = {{"method", "streaming_llm"},
-                        {"n_sink", 4},
-                        {"decoding",
-                         {{"interval", 1}, {"target", 256}, {"buffer", 1}, {"positions", "cache"}}}};
+  const json rotated = {
+      {"method", "streaming_llm"},
+      {"n_sink", 4},
+      {"decoding", {{"interval", 1}, {"target", 256}, {"buffer", 1}, {"positions", "cache"}}}};
   const Policy r = kvs::evict::policy_from_json(rotated);
   EXPECT_EQ(r.decoding->positions, kvs::evict::DecodePositions::Cache);
   EXPECT_EQ(kvs::evict::policy_to_json(r), rotated);
   json bad = rotated;
   bad["decoding"]["positions"] = "rolling";
-  EXPECT_NE(parse_error(bad).find("policy.decoding.positions"), std::string::npos) << parse_error(bad);
+  EXPECT_NE(parse_error(bad).find("policy.decoding.positions"), std::string::npos)
+      << parse_error(bad);
   // R-KV's trigger: divide_length instead of interval, not both.
   const json rkv = {{"method", "r_kv"},
                     {"budget", 128},
