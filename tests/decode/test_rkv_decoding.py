@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""R-KV's decode-time rule (../shared-free restatement in docs/decoding.md; R-KV's rkv/modeling.py
+"""R-KV's decode-time rule (restated in docs/decoding.md; R-KV's rkv/modeling.py
 and rkv/compression/r1_kv.py) against a Python reference written from its definition, with kept rows
 in position order, on transformers' conversion of SmolLM2-135M (float32, CPU, SDPA): a RULER prompt
 of about 850 tokens, then 512 teacher-forced tokens.
