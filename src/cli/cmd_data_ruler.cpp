@@ -37,7 +37,8 @@ void setup_data_ruler(CLI::App& parent) {
   cmd->add_option("--templates", o->templates_file,
                   "RULER's exact wording (tools/ruler_extract_templates.py; default: kvsearch's own)");
   cmd->add_option("--chat-template", o->chat_template,
-                  "auto | none | mistral | llama3 | chatml | smollm2 | qwen2.5 | deepseek-r1 "
+                  "auto | none | mistral | llama3 | chatml | smollm2 | qwen2.5 | qwen3-no-think | "
+                  "deepseek-r1 "
                   "(auto: the checkpoint's, none for Mistral)")
       ->capture_default_str();
   cmd->callback([o] {

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/command.h"
+#include "core/build_info.h"
 #include "core/error.h"
 #include "core/id_list.h"
 #include "evict/policy.h"
@@ -42,7 +43,8 @@ void setup_generate(CLI::App& parent) {
   cmd->add_option("--max-new-tokens", req->max_new_tokens, "Tokens to generate")
       ->capture_default_str();
   cmd->add_option("--chat-template", req->chat_template,
-                  "auto | none | mistral | llama3 | chatml | smollm2 | qwen2.5 | deepseek-r1")
+                  "auto | none | mistral | llama3 | chatml | smollm2 | qwen2.5 | qwen3-no-think | "
+                  "deepseek-r1")
       ->capture_default_str();
   cmd->add_option("--dump-logits", req->dump_logits_path,
                   "Write every prompt position's and generated step's logits (float32 .npy)");
@@ -66,13 +68,15 @@ void setup_generate(CLI::App& parent) {
   auto* l1 = cmd->add_option("--lambda1", *lambda1, "Global lambda1 (with --profile global)");
   auto* l2 = cmd->add_option("--lambda2", *lambda2, "Global lambda2 (with --profile global)");
   pol->excludes(prof);
-  cmd->add_flag("--json", *json,
-                "Print {prompt_ids, generated_ids, text, policy, cache}; cache (under a policy): "
-                "kept_entries, bytes (keys and values held for the prompt, ragged heads padded) "
-                "and uniform_bytes (the uniform layout at the same mean budget); under a decoding "
-                "schedule or --teacher-tokens: largest (the most entries one KV head of one layer "
-                "held) and compressions, and with --teacher-tokens teacher_nll_steps, teacher_nll "
-                "and teacher_perplexity");
+  cmd->add_flag(
+      "--json", *json,
+      "Print {prompt_ids, generated_ids, text, policy, device, dtype, binary, cache}; cache "
+      "(under a policy): "
+      "kept_entries, bytes (keys and values held for the prompt, ragged heads padded) "
+      "and uniform_bytes (the uniform layout at the same mean budget); under a decoding "
+      "schedule or --teacher-tokens: largest (the most entries one KV head of one layer "
+      "held) and compressions, and with --teacher-tokens teacher_nll_steps, teacher_nll "
+      "and teacher_perplexity");
   cmd->callback([=] {
     if (p->count() == 0 && t->count() == 0 && ds->count() == 0)
       throw kvs::Error("give --prompt, --token-ids or --dataset");
@@ -104,7 +108,10 @@ void setup_generate(CLI::App& parent) {
           {"question_span", out.question_span
                                 ? nlohmann::json{out.question_span->begin, out.question_span->end}
                                 : nlohmann::json(nullptr)},
-          {"policy", policy ? kvs::evict::policy_to_json(*policy) : nlohmann::json(nullptr)}};
+          {"policy", policy ? kvs::evict::policy_to_json(*policy) : nlohmann::json(nullptr)},
+          {"device", out.device},
+          {"dtype", out.dtype},
+          {"binary", kvs::build_info::git_commit()}};
       if (out.decode_time) {
         double nll = 0;
         for (double v : out.nll) nll += v;

@@ -15,8 +15,9 @@ void print_models() {
       "Architectures (an HF directory's config.json model_type, a GGUF file's "
       "general.architecture):\n");
   for (const auto& a : kvs::model::model_architectures())
-    std::printf("  %-8s %-20s GGUF %-6s reads %s\n", a.name.c_str(), a.hf_class.c_str(),
-                a.gguf_name.empty() ? "-" : a.gguf_name.c_str(), a.reads.c_str());
+    std::printf("  %-8s %-20s GGUF %-6s on CUDA %-4s reads %s\n", a.name.c_str(),
+                a.hf_class.c_str(), a.gguf_name.empty() ? "-" : a.gguf_name.c_str(),
+                a.gpu_dtype.c_str(), a.reads.c_str());
   std::printf("Registered names:\n");
   for (const auto& m : kvs::registered_models()) {
     std::string where;

@@ -2,10 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <string>
 
 #include "cli/command.h"
+#include "core/error.h"
 #include "core/settings.h"
 #include "evict/budget.h"
+#include "longbench/thinking.h"
 #include "search/run.h"
 
 namespace {
@@ -42,10 +46,20 @@ void setup_run(CLI::App& parent) {
                   "Prompt truncation in tokens (default: 31500 Mistral, 7500 Llama-3)");
   cmd->add_option("--chat-template", req->session.chat_template,
                   "auto (llama3 for Llama-3 models, else none) | none | mistral | llama3")->capture_default_str();
+  auto thinking = std::make_shared<std::string>("keep");
+  cmd->add_option("--thinking", *thinking,
+                  "What the scorer sees of an answer: keep (all of it) | strip (what follows its "
+                  "last </think>: reasoning models); recorded with the run")
+      ->capture_default_str();
   cmd->add_flag("--eval-test", req->eval_test, "Score the final state on the test split");
   cmd->add_option("--device", req->session.load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->session.load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
-  cmd->callback([req, schedule, allocation] {
+  cmd->callback([req, schedule, allocation, thinking] {
+    try {
+      req->session.thinking = kvs::longbench::parse_thinking(*thinking);
+    } catch (const kvs::Error& e) {
+      throw kvs::Error(std::string("--thinking: ") + e.what());
+    }
     if (!schedule->empty()) req->schedule = kvs::evict::parse_schedule(*schedule, "--schedule");
     // A bare name is the method at its defaults.
     if (!allocation->empty())

@@ -25,4 +25,10 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
   }
 }
 
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw error_at(path, "cannot write the file");
+}
+
 }  // namespace kvs

@@ -1,5 +1,5 @@
-// Whole files in, with the project's one-line errors naming the file: the one place a file is
-// read whole and a JSON document is parsed from one.
+// Whole files in and out, with the project's one-line errors naming the file: the one place a file
+// is read or written whole and a JSON document is parsed from one.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -12,5 +12,8 @@ std::string read_file(const std::string& path, const std::string& what);
 
 // The JSON document of `path`: "cannot open <what>" or "not valid JSON: ..." naming the file.
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
+
+// Writes `text` to `path` (replacing it); "cannot write the file" naming it.
+void write_file(const std::string& path, const std::string& text);
 
 }  // namespace kvs

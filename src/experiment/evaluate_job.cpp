@@ -119,8 +119,9 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
     for (size_t i : members) policies.push_back(pending[i].policy);
     Timer timer;
     r.outcomes = search::evaluate_with_progress(
-        session.evaluator(), r.set, policies, variant,
-        strfmt("%s %s (%zu policies, one prefill per question)", job.dataset.c_str(), split_name, policies.size()),
+        session.evaluator(), r.set, policies, variant, session.settings().thinking,
+        strfmt("%s %s (%zu policies, one prefill per question)", job.dataset.c_str(), split_name,
+               policies.size()),
         "");
     r.seconds_each = timer.seconds() / static_cast<double>(policies.size());
     const auto questions = static_cast<int64_t>(r.set.questions.size());

@@ -23,6 +23,7 @@ search::RunRequest job_request(const ExperimentSpec& spec, const Job& job, const
   r.limit_dev = spec.dev_limit;
   r.session.max_length = spec.max_length;
   r.session.chat_template = spec.chat_template;
+  r.session.thinking = spec.thinking;
   r.command_line = settings.command_line;
   r.session.load = settings.load;
   r.job_key = job.key;

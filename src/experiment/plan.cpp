@@ -34,17 +34,20 @@ std::string job_spec_json(const ExperimentSpec& spec, const Job& job) {
       const auto m = method_json(spec, e.method);
       if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
     }
-  return nlohmann::json{{"kind", job.kind == JobKind::Search ? "search" : "evaluate"},
-                        {"dataset", job.dataset},
-                        {"evaluations", evaluations_json(job.evaluations)},
-                        {"searches", evaluations_json(job.searches)},
-                        {"methods", methods},
-                        {"split_seed", spec.split_seed},
-                        {"dev_limit", spec.dev_limit},
-                        {"test_limit", spec.test_limit},
-                        {"max_length", spec.max_length},
-                        {"chat_template", spec.chat_template}}
-      .dump();
+  nlohmann::json j{{"kind", job.kind == JobKind::Search ? "search" : "evaluate"},
+                   {"dataset", job.dataset},
+                   {"evaluations", evaluations_json(job.evaluations)},
+                   {"searches", evaluations_json(job.searches)},
+                   {"methods", methods},
+                   {"split_seed", spec.split_seed},
+                   {"dev_limit", spec.dev_limit},
+                   {"test_limit", spec.test_limit},
+                   {"max_length", spec.max_length},
+                   {"chat_template", spec.chat_template}};
+  // Only where it is not the default: the jobs recorded before the rule existed keep their keys.
+  if (spec.thinking != longbench::Thinking::Keep)
+    j["thinking"] = longbench::thinking_name(spec.thinking);
+  return j.dump();
 }
 
 }  // namespace

@@ -309,6 +309,11 @@ ExperimentSpec load_spec(const std::string& path, const std::string& longbench_d
   spec.test_limit = f.integer("test_limit", 0, 0);
   spec.max_length = f.integer("max_length", 0, 0);
   spec.chat_template = f.text("chat_template", "auto");
+  try {
+    spec.thinking = longbench::parse_thinking(f.text("thinking", "keep"));
+  } catch (const Error& e) {
+    throw error_at(f.at("thinking"), e.what());
+  }
   spec.speculation = static_cast<int>(f.integer("speculation", 12, 1));
   const json& methods = f.array("methods", true);
   for (size_t i = 0; i < methods.size(); ++i)

@@ -13,6 +13,7 @@
 #include "evict/budget.h"
 #include "evict/policy.h"
 #include "evict/window_params.h"
+#include "longbench/thinking.h"
 
 namespace kvs::experiment {
 
@@ -106,6 +107,8 @@ struct ExperimentSpec {
   int64_t test_limit = 0;  // first N test questions; 0: all
   int64_t max_length = 0;  // prompt truncation; 0: the model's default
   std::string chat_template = "auto";
+  // What the scorer sees of an answer ("thinking": "keep" | "strip", longbench/thinking.h).
+  longbench::Thinking thinking = longbench::Thinking::Keep;
   int speculation = 12;    // searches: moves evaluated per batch (results are sequential)
   std::vector<MethodSpec> methods;
   std::vector<TableSpec> tables;

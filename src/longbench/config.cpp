@@ -41,6 +41,10 @@ std::string metric_config_path(const std::string& longbench_dir) {
   return (std::filesystem::path(longbench_dir) / "config" / "dataset2metric.json").string();
 }
 
+std::string dev_config_path(const std::string& longbench_dir) {
+  return (std::filesystem::path(longbench_dir) / "config" / "dataset2dev.json").string();
+}
+
 std::string chat_template_config_path(const std::string& longbench_dir) {
   return (std::filesystem::path(longbench_dir) / "config" / "dataset2chat_template.json").string();
 }
@@ -96,11 +100,21 @@ Config load_config(const std::string& longbench_dir) {
   }
   std::vector<std::string> required;
   const std::string metric_path = metric_config_path(longbench_dir);
+  std::map<std::string, size_t> dev_sizes;  // declared datasets' dev splits, where not 100
+  const std::string dev_path = dev_config_path(longbench_dir);
+  const nlohmann::json devs =
+      std::filesystem::exists(dev_path) ? read_json_object(dev_path) : nlohmann::json::object();
+  for (const auto& [key, value] : devs.items()) {
+    if (!value.is_number_integer() || value.get<int64_t>() < 0)
+      throw error_at(dev_path, "dev questions of '" + key + "' must be a non-negative integer");
+    dev_sizes[key] = value.get<size_t>();
+  }
   if (std::filesystem::exists(metric_path)) {
     const nlohmann::json metrics = read_json_object(metric_path);
     for (const auto& [key, value] : metrics.items()) {
       if (!value.is_string()) throw error_at(metric_path, "metric of '" + key + "' must be a string");
-      DatasetInfo info{key, Metric::QaF1, false, false, false, 0, kExtraDatasetDevSize};
+      const size_t dev = dev_sizes.count(key) ? dev_sizes.at(key) : kExtraDatasetDevSize;
+      DatasetInfo info{key, Metric::QaF1, false, false, false, 0, dev};
       try {
         info.metric = metric_from_name(value.get<std::string>());
         register_dataset(info);
@@ -109,6 +123,9 @@ Config load_config(const std::string& longbench_dir) {
       }
       required.push_back(key);
     }
+    for (const auto& [key, dev] : dev_sizes)
+      if (!metrics.contains(key))
+        throw error_at(dev_path, "'" + key + "' is not a dataset of dataset2metric.json");
   } else {
     for (const auto& d : english_datasets()) required.push_back(d.name);
   }

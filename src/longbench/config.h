@@ -3,9 +3,10 @@
 // <dir>/config/dataset2maxlen.json (dataset -> max_new_tokens). The project ships neither text.
 // Optionally <dir>/config/dataset2metric.json (dataset -> metric name, e.g. "retrieval_score")
 // declares datasets beyond the official ones (e.g. RULER's generated tasks); each is
-// registered (dataset.h) with a dev split of 100. A directory with that file needs templates for
-// its declared datasets only; one without it is an official release and needs all 16 English
-// templates.
+// registered (dataset.h) with a dev split of 100, or the count <dir>/config/dataset2dev.json gives
+// it (dataset -> dev questions, 0: every record is a test question; kvsearch data math writes
+// it). A directory with dataset2metric.json needs templates for its declared datasets only; one
+// without it is an official release and needs all 16 English templates.
 // Optionally <dir>/config/dataset2chat_template.json (dataset -> "none" | "mistral" | "llama3" |
 // "chatml" | "smollm2") names the chat wrapper a dataset's prompts were generated for (RULER's
 // length fit counts the wrapper's tokens); the prompt then uses it whatever the model's default.
@@ -37,6 +38,7 @@ Config load_config(const std::string& longbench_dir);
 std::string prompt_config_path(const std::string& longbench_dir);
 std::string maxlen_config_path(const std::string& longbench_dir);
 std::string metric_config_path(const std::string& longbench_dir);
+std::string dev_config_path(const std::string& longbench_dir);
 std::string chat_template_config_path(const std::string& longbench_dir);
 
 }  // namespace kvs::longbench

@@ -94,6 +94,10 @@ std::string metric_name(Metric metric) {
       return "string_match_all";
     case Metric::StringMatchPart:
       return "string_match_part";
+    case Metric::BoxedAnswer:
+      return "boxed_answer";
+    case Metric::LastNumber:
+      return "last_number";
   }
   return "?";
 }
@@ -101,7 +105,8 @@ std::string metric_name(Metric metric) {
 Metric metric_from_name(const std::string& name) {
   std::string names;
   for (Metric m : {Metric::QaF1, Metric::RougeL, Metric::Classification, Metric::Retrieval,
-                   Metric::Count, Metric::CodeSim, Metric::StringMatchAll, Metric::StringMatchPart}) {
+                   Metric::Count, Metric::CodeSim, Metric::StringMatchAll, Metric::StringMatchPart,
+                   Metric::BoxedAnswer, Metric::LastNumber}) {
     if (metric_name(m) == name) return m;
     names += (names.empty() ? "" : ", ") + metric_name(m);
   }

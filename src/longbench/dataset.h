@@ -11,8 +11,20 @@
 namespace kvs::longbench {
 
 // StringMatchAll / StringMatchPart are RULER's (metrics.h): they score an example against all its
-// references at once rather than taking the best answer.
-enum class Metric { QaF1, RougeL, Classification, Retrieval, Count, CodeSim, StringMatchAll, StringMatchPart };
+// references at once rather than taking the best answer. BoxedAnswer and LastNumber score math
+// and reasoning answers (metrics.h; kvsearch data math).
+enum class Metric {
+  QaF1,
+  RougeL,
+  Classification,
+  Retrieval,
+  Count,
+  CodeSim,
+  StringMatchAll,
+  StringMatchPart,
+  BoxedAnswer,
+  LastNumber
+};
 
 struct DatasetInfo {
   std::string name;        // official name, e.g. "passage_retrieval_en"

@@ -178,4 +178,66 @@ double string_match_part(const std::string& prediction, const std::vector<std::s
   return 0.0;
 }
 
+std::optional<std::string> last_boxed(const std::string& text) {
+  const size_t marker = text.rfind("boxed{");
+  if (marker == std::string::npos) return std::nullopt;
+  const size_t start = marker + 6;
+  int depth = 1;
+  for (size_t i = start; i < text.size(); ++i) {
+    if (text[i] == '{') ++depth;
+    if (text[i] == '}' && --depth == 0) return text.substr(start, i - start);
+  }
+  return std::nullopt;
+}
+
+double boxed_answer_score(const std::string& prediction, const std::string& ground_truth) {
+  const auto boxed = last_boxed(prediction);
+  return boxed && *boxed == ground_truth ? 1.0 : 0.0;
+}
+
+std::optional<std::string> last_number(const std::string& text) {
+  auto digit = [&](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  std::optional<std::string> last;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!digit(i)) {
+      ++i;
+      continue;
+    }
+    const bool negative = i > 0 && text[i - 1] == '-';
+    std::string whole;
+    // Digits, and a "," followed by exactly three digits (a thousands separator: "1,234";
+    // "1,2,3" is three numbers).
+    auto separator = [&](size_t j) {
+      return j < text.size() && text[j] == ',' && digit(j + 1) && digit(j + 2) && digit(j + 3) &&
+             !digit(j + 4);
+    };
+    while (digit(i) || (!whole.empty() && separator(i))) {
+      if (text[i] != ',') whole += text[i];
+      ++i;
+    }
+    std::string fraction;
+    if (i < text.size() && text[i] == '.' && digit(i + 1)) {
+      ++i;
+      while (digit(i)) fraction += text[i++];
+    }
+    while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+    size_t lead = 0;  // "007" is 7
+    while (lead + 1 < whole.size() && whole[lead] == '0') ++lead;
+    whole = whole.substr(lead);
+    std::string number = whole + (fraction.empty() ? "" : "." + fraction);
+    if (negative && number != "0") number = "-" + number;
+    last = number;
+  }
+  return last;
+}
+
+double last_number_score(const std::string& prediction, const std::string& ground_truth) {
+  const size_t mark = ground_truth.rfind("####");
+  const auto gold =
+      last_number(mark == std::string::npos ? ground_truth : ground_truth.substr(mark + 4));
+  const auto ours = last_number(prediction);
+  return gold && ours && *gold == *ours ? 1.0 : 0.0;
+}
+
 }  // namespace kvs::longbench

@@ -3,6 +3,7 @@
 // metrics (scripts/eval/synthetic/constants.py), which score all references of an example at once.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,5 +50,22 @@ double string_match_all(const std::string& prediction, const std::vector<std::st
 
 // string_match_part of one example: 1 if any reference is such a substring, else 0.
 double string_match_part(const std::string& prediction, const std::vector<std::string>& references);
+
+// Math and reasoning answers (AIME, MATH-500, GSM8K as kvpress's and R-KV's evaluations score
+// them). last_boxed: the text inside the last "boxed{" of `text` up to its matching "}" (braces
+// nest), as kvpress's evaluation/benchmarks/utils.py extract_boxed(last=True); none without a
+// "boxed{" or without its closing brace.
+std::optional<std::string> last_boxed(const std::string& text);
+// 1 when last_boxed(prediction) is exactly the ground truth (no normalisation: kvpress's
+// score_aime), else 0.
+double boxed_answer_score(const std::string& prediction, const std::string& ground_truth);
+// The last number written in `text`: a run of digits with optional "," thousands separators (a
+// comma before exactly three digits), an optional leading "-" and an optional ".digits"
+// fraction; separators, leading zeros and a fraction's trailing zeros dropped ("1,234.50" ->
+// "1234.5", "7.0" -> "7", "-0" -> "0"). None without a digit.
+std::optional<std::string> last_number(const std::string& text);
+// 1 when last_number(prediction) equals last_number(ground truth after its last "####", or all of
+// it without one: GSM8K's answers end "#### 72"), else 0.
+double last_number_score(const std::string& prediction, const std::string& ground_truth);
 
 }  // namespace kvs::longbench

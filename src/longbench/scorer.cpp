@@ -28,6 +28,10 @@ double metric_score(Metric metric, const std::string& prediction, const std::str
       return string_match_all(ruler_postprocess(prediction), {ground_truth});
     case Metric::StringMatchPart:
       return string_match_part(ruler_postprocess(prediction), {ground_truth});
+    case Metric::BoxedAnswer:
+      return boxed_answer_score(prediction, ground_truth);
+    case Metric::LastNumber:
+      return last_number_score(prediction, ground_truth);
   }
   throw Error("metric_score: unknown metric");
 }

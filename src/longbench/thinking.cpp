@@ -10,6 +10,10 @@ Thinking parse_thinking(const std::string& name) {
   throw Error("unknown thinking rule '" + name + "' (expected keep or strip)");
 }
 
+std::string thinking_name(Thinking thinking) {
+  return thinking == Thinking::Strip ? "strip" : "keep";
+}
+
 std::string scored_text(const std::string& prediction, Thinking thinking) {
   constexpr const char* kClose = "</think>";
   const size_t close = prediction.rfind(kClose);

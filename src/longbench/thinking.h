@@ -14,6 +14,7 @@ enum class Thinking {
 
 // "keep" | "strip"; throws naming the accepted ones.
 Thinking parse_thinking(const std::string& name);
+std::string thinking_name(Thinking thinking);
 
 std::string scored_text(const std::string& prediction, Thinking thinking);
 

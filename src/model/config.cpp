@@ -87,15 +87,18 @@ double positive_float_metadata(const gguf::File& file, const std::string& key) {
 const std::vector<ModelArchitecture>& model_architectures() {
   static const std::vector<ModelArchitecture> all = {
       {"mistral", "MistralForCausalLM", "",
-       "the llama tensors; sliding_window (null: full attention)"},
+       "the llama tensors; sliding_window (null: full attention)", "f16"},
       {"llama", "LlamaForCausalLM", "llama",
        "embed_tokens, per layer input/post-attention RMSNorm, q/k/v/o, gate/up/down, norm, lm_head "
-       "(or tied); rope_scaling llama3"},
+       "(or tied); rope_scaling llama3",
+       "f16"},
       {"qwen2", "Qwen2ForCausalLM", "qwen2",
-       "the llama tensors plus q_proj/k_proj/v_proj biases (GGUF attn_q/attn_k/attn_v.bias)"},
+       "the llama tensors plus q_proj/k_proj/v_proj biases (GGUF attn_q/attn_k/attn_v.bias)",
+       "bf16"},
       {"qwen3", "Qwen3ForCausalLM", "qwen3",
        "the llama tensors plus q_norm/k_norm, an RMSNorm of each head before RoPE (GGUF "
-       "attn_q_norm/attn_k_norm); head_dim required"}};
+       "attn_q_norm/attn_k_norm); head_dim required",
+       "bf16"}};
   return all;
 }
 
@@ -119,6 +122,11 @@ const ModelArchitecture* find_architecture(const std::string& model_type) {
 }
 
 }  // namespace
+
+std::string native_gpu_dtype(const ModelConfig& config) {
+  const ModelArchitecture* a = find_architecture(config.model_type);
+  return a ? a->gpu_dtype : "f16";
+}
 
 int64_t ModelConfig::parameter_count() const {
   const int64_t attn =

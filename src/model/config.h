@@ -56,10 +56,14 @@ struct ModelArchitecture {
   std::string hf_class;   // config.json's architectures[0]
   std::string gguf_name;  // general.architecture, empty where GGUF files of it are not read
   std::string reads;      // one line: the tensors and fields beyond the llama ones
+  std::string gpu_dtype;  // --dtype auto on CUDA: its native half type, "f16" or "bf16"
 };
 const std::vector<ModelArchitecture>& model_architectures();
 // "mistral, llama, qwen2, qwen3"
 std::string architecture_names();
+// --dtype auto's type on CUDA for config.model_type: bf16 for Qwen (its checkpoints' own type),
+// f16 for llama and mistral (the paper's setting).
+std::string native_gpu_dtype(const ModelConfig& config);
 // The options of the forward pass that config.model_type implies (qkv_bias, qk_norm).
 void set_architecture_options(ModelConfig& config);
 

@@ -18,7 +18,9 @@ std::string torch_version();
 
 struct LoadOptions {
   std::string device = "auto";  // auto | cpu | cuda
-  std::string dtype = "auto";    // auto (fp16 on CUDA, fp32 on CPU) | f32 | f16 | bf16
+  // auto (on CUDA the architecture's native_gpu_dtype, model/config.h: bf16 for Qwen, f16 for
+  // llama and mistral; fp32 on CPU) | f32 | f16 | bf16
+  std::string dtype = "auto";
 };
 
 }  // namespace kvs::model

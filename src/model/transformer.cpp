@@ -21,8 +21,11 @@ namespace kvs::model {
 
 namespace {
 
-at::ScalarType resolve_dtype(const std::string& dtype, const std::string& device) {
-  if (dtype == "auto") return device == "cuda" ? at::kHalf : at::kFloat;
+at::ScalarType resolve_dtype(const std::string& requested, const std::string& device,
+                             const ModelConfig& config) {
+  const std::string dtype = requested != "auto" ? requested
+                            : device == "cuda"  ? native_gpu_dtype(config)
+                                                : "f32";
   if (dtype == "f32") return at::kFloat;
   if (dtype == "f16") return at::kHalf;
   if (dtype == "bf16") return at::kBFloat16;
@@ -39,17 +42,31 @@ Transformer::Transformer(ModelConfig config, Weights weights)
 Transformer Transformer::load(const std::string& model_arg, const LoadOptions& options) {
   const Checkpoint checkpoint = resolve_checkpoint(model_arg);
   const std::string device = resolve_device(options.device);
-  const at::ScalarType dtype = resolve_dtype(options.dtype, device);
   if (checkpoint.kind == CheckpointKind::gguf) {
     const gguf::File file = gguf::File::open(checkpoint.path);
     ModelConfig config = config_from_gguf(file);
+    const at::ScalarType dtype = resolve_dtype(options.dtype, device, config);
     GgufTensorSource source(file, config);
     Weights weights = load_weights(source, config, at::Device(device), dtype);
     return Transformer(std::move(config), std::move(weights));
   }
   ModelConfig config = load_model_config(checkpoint.path);
+  const at::ScalarType dtype = resolve_dtype(options.dtype, device, config);
   Weights weights = load_weights(checkpoint.path, config, at::Device(device), dtype);
   return Transformer(std::move(config), std::move(weights));
+}
+
+std::string Transformer::dtype_label() const {
+  switch (dtype()) {
+    case at::kHalf:
+      return "f16";
+    case at::kBFloat16:
+      return "bf16";
+    case at::kFloat:
+      return "f32";
+    default:
+      return c10::toString(dtype());
+  }
 }
 
 at::Tensor Transformer::final_logits(const at::Tensor& hidden) const {

@@ -45,6 +45,9 @@ class Transformer {
   const ModelConfig& config() const { return config_; }
   at::Device device() const { return weights_.embed.device(); }
   at::ScalarType dtype() const { return weights_.embed.scalar_type(); }
+  // What a run reports it used: --dtype's spelling ("f32", "f16", "bf16") and "cpu" | "cuda".
+  std::string dtype_label() const;
+  std::string device_label() const { return device().is_cuda() ? "cuda" : "cpu"; }
   const Weights& weights() const { return weights_; }
   const at::Tensor& rope_inv_freq() const { return inv_freq_; }  // [head_dim / 2] float32
 

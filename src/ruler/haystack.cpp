@@ -5,9 +5,9 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/file_hash.h"
 #include "core/files.h"
 #include "longbench/text.h"
-#include "ruler/file_hash.h"
 
 namespace kvs::ruler {
 

@@ -3,9 +3,9 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/file_hash.h"
 #include "core/files.h"
 #include "core/json_fields.h"
-#include "ruler/file_hash.h"
 
 namespace kvs::ruler {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "ruler/file_hash.h"
+#include "core/file_hash.h"
 
 namespace kvs::ruler {
 

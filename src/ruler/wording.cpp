@@ -5,8 +5,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/file_hash.h"
 #include "longbench/format.h"
-#include "ruler/file_hash.h"
 
 namespace kvs::ruler {
 

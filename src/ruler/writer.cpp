@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 
 #include "core/build_info.h"
 #include "core/error.h"
+#include "core/file_hash.h"
+#include "core/files.h"
 #include "core/log.h"
 #include "longbench/prompt.h"
-#include "ruler/file_hash.h"
 #include "ruler/generators.h"
 #include "ruler/haystack.h"
 #include "ruler/length_fit.h"
@@ -66,12 +66,6 @@ tokenizer::ChatTemplate data_chat_template(const tokenizer::Tokenizer& tok, cons
   if (name == "auto" && is_plain_tokenizer_file(model)) return by_tokens;
   const auto chat = tokenizer::resolve_chat_template(name, model, by_tokens);
   return name == "auto" && chat == tokenizer::ChatTemplate::Mistral ? tokenizer::ChatTemplate::None : chat;
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) throw error_at(path.string(), "cannot write the file");
 }
 
 struct GeneratedDataset {
@@ -239,14 +233,14 @@ RulerDataResult write_ruler_data(const RulerDataOptions& o) {
   fs::create_directories(root / "data");
   fs::create_directories(root / "config");
   for (const auto& d : generated) {
-    write_text(d.summary.path, d.lines);
+    write_file(d.summary.path, d.lines);
     result.datasets.push_back(d.summary);
   }
-  write_text(root / "config" / "dataset2prompt.json", prompts.dump(2) + "\n");
-  write_text(root / "config" / "dataset2maxlen.json", maxlen.dump(2) + "\n");
-  write_text(root / "config" / "dataset2metric.json", metrics.dump(2) + "\n");
-  write_text(root / "config" / "dataset2chat_template.json", chats.dump(2) + "\n");
-  write_text(root / "ruler_generation.json", params.dump(2) + "\n");
+  write_file((root / "config" / "dataset2prompt.json").string(), prompts.dump(2) + "\n");
+  write_file((root / "config" / "dataset2maxlen.json").string(), maxlen.dump(2) + "\n");
+  write_file((root / "config" / "dataset2metric.json").string(), metrics.dump(2) + "\n");
+  write_file((root / "config" / "dataset2chat_template.json").string(), chats.dump(2) + "\n");
+  write_file((root / "ruler_generation.json").string(), params.dump(2) + "\n");
   return result;
 }
 

@@ -57,14 +57,15 @@ double policy_score(const std::vector<QuestionOutcome>& outcomes, size_t p) {
   return longbench::dataset_score(scores);
 }
 
-std::vector<QuestionOutcome> evaluate_with_progress(const Evaluator& evaluator, const QuestionSet& set,
-                                                    const std::vector<evict::Policy>& policies,
-                                                    longbench::ScoreVariant variant,
-                                                    const std::string& label, const std::string& status) {
+std::vector<QuestionOutcome> evaluate_with_progress(
+    const Evaluator& evaluator, const QuestionSet& set, const std::vector<evict::Policy>& policies,
+    longbench::ScoreVariant variant, longbench::Thinking thinking, const std::string& label,
+    const std::string& status) {
   Progress progress(label, static_cast<int64_t>(set.questions.size()), "q");
   progress.set_status(status);
   EvaluationOptions options;
   options.variant = variant;
+  options.thinking = thinking;
   options.on_question = [&](size_t, size_t) { progress.advance(); };
   auto outcomes = evaluator.evaluate(set, policies, options);
   progress.finish();

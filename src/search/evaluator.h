@@ -71,11 +71,12 @@ class Evaluator {
   const tokenizer::Tokenizer& tok_;
 };
 
-// Evaluator::evaluate with a progress bar (questions done, rate, ETA and `status`).
-std::vector<QuestionOutcome> evaluate_with_progress(const Evaluator& evaluator, const QuestionSet& set,
-                                                    const std::vector<evict::Policy>& policies,
-                                                    longbench::ScoreVariant variant,
-                                                    const std::string& label, const std::string& status);
+// Evaluator::evaluate with a progress bar (questions done, rate, ETA and `status`): the scorer's
+// variant, and the thinking rule of the session's settings (session.h).
+std::vector<QuestionOutcome> evaluate_with_progress(
+    const Evaluator& evaluator, const QuestionSet& set, const std::vector<evict::Policy>& policies,
+    longbench::ScoreVariant variant, longbench::Thinking thinking, const std::string& label,
+    const std::string& status);
 
 // The dataset score of policy `p` over the outcomes: round(100 * sum / n, 2) as the official
 // scorer computes it.

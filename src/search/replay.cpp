@@ -55,6 +55,7 @@ void replay_run(store::Store& db, const store::Run& run, const ReplayRequest& re
   settings.split_seed = static_cast<uint64_t>(run.spec.split_seed);
   settings.max_length = search.value("max_length", int64_t{0});
   settings.chat_template = search.value("chat_template", std::string("auto"));
+  settings.thinking = longbench::parse_thinking(search.value("thinking", std::string("keep")));
   settings.load = request.load;
   Session session(settings);
   const QuestionSet& test = session.questions(SplitPart::Test);
@@ -66,7 +67,9 @@ void replay_run(store::Store& db, const store::Run& run, const ReplayRequest& re
   Timer timer;
   const auto outcomes = evaluate_with_progress(
       session.evaluator(), test, policies, longbench::ScoreVariant::Official,
-      strfmt("replay run %lld on test (%zu states)", static_cast<long long>(run.id), todo.size()), "");
+      session.settings().thinking,
+      strfmt("replay run %lld on test (%zu states)", static_cast<long long>(run.id), todo.size()),
+      "");
   const double seconds_each = timer.seconds() / static_cast<double>(todo.size());
   for (size_t p = 0; p < todo.size(); ++p)
     db.record_replay(todo[p], replay_record(test, outcomes, p, seconds_each));

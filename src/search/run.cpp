@@ -142,12 +142,16 @@ store::RunSpec run_spec(const RunRequest& request, const evict::Policy& policy_t
   spec.budget = request.budget;
   spec.profile_family = request.policy_json.empty() ? family.name() : policy_template.method_name();
   spec.segments = request.policy_json.empty() ? family.segments() : 0;
-  spec.search_json = nlohmann::json{{"step", request.step},
-                                    {"tau", request.tau},
-                                    {"max_evals", family.searched() ? request.max_evals : 1},
-                                    {"max_length", request.session.max_length},
-                                    {"chat_template", request.session.chat_template}}
-                         .dump();
+  nlohmann::json search{{"step", request.step},
+                        {"tau", request.tau},
+                        {"max_evals", family.searched() ? request.max_evals : 1},
+                        {"max_length", request.session.max_length},
+                        {"chat_template", request.session.chat_template}};
+  // Only where it is not the default: the runs recorded before the rule existed keep their
+  // identity.
+  if (request.session.thinking != longbench::Thinking::Keep)
+    search["thinking"] = longbench::thinking_name(request.session.thinking);
+  spec.search_json = search.dump();
   spec.policy_json = evict::policy_to_string(policy_template);
   spec.git_commit = build_info::git_commit();
   spec.build_type = build_info::build_type();
@@ -222,7 +226,9 @@ RunSummary run_search(const RunRequest& request) {
     Timer timer;
     const auto outcomes = evaluate_with_progress(
         session.evaluator(), dev, policies, longbench::ScoreVariant::Raw,
-        strfmt("%s %s dev (%zu policies)", request.session.dataset.c_str(), family.name().c_str(), policies.size()),
+        session.settings().thinking,
+        strfmt("%s %s dev (%zu policies)", request.session.dataset.c_str(), family.name().c_str(),
+               policies.size()),
         best_dev ? strfmt("best dev so far %.2f", *best_dev) : std::string("first state"));
     batch_seconds_each = timer.seconds() / static_cast<double>(latents.size());
     summary.prefills += static_cast<int64_t>(dev.questions.size());
@@ -281,9 +287,9 @@ RunSummary run_search(const RunRequest& request) {
     if (best_state && summary.test_score < 0) {
       const QuestionSet& test = session.questions(SplitPart::Test);
       Timer timer;
-      const auto outcomes = evaluate_with_progress(session.evaluator(), test, {best},
-                                                   longbench::ScoreVariant::Official,
-                                                   request.session.dataset + " test", "final state");
+      const auto outcomes = evaluate_with_progress(
+          session.evaluator(), test, {best}, longbench::ScoreVariant::Official,
+          session.settings().thinking, request.session.dataset + " test", "final state");
       summary.prefills += static_cast<int64_t>(test.questions.size());
       const store::ReplayRecord replay = replay_record(test, outcomes, 0, timer.seconds());
       db.record_replay(*best_state, replay);

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "longbench/thinking.h"
 #include "model/config.h"
 #include "model/runtime.h"
 #include "search/questions.h"
@@ -29,7 +30,10 @@ struct SessionSettings {
   std::string dataset;
   uint64_t split_seed = 42;
   int64_t max_length = 0;              // prompt truncation; 0: by model type (questions.h)
-  std::string chat_template = "auto";  // auto | none | mistral | llama3
+  std::string chat_template = "auto";  // auto | none | a name (tokenizer/chat_template.h)
+  // What the scorer sees of an answer: all of it, or what follows its thinking section
+  // (longbench/thinking.h: reasoning models such as DeepSeek-R1-Distill and Qwen3).
+  longbench::Thinking thinking = longbench::Thinking::Keep;
   model::LoadOptions load;
 };
 

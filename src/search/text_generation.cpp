@@ -36,6 +36,8 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
     tok = tokenizer::load_tokenizer(request.model_dir);
 
   TextGenerationResult result;
+  result.device = model.device_label();
+  result.dtype = model.dtype_label();
   if (!request.dataset.empty()) {
     const longbench::Config config = longbench::load_config(request.longbench_dir);
     const std::vector<longbench::Record> records =

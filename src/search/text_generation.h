@@ -41,6 +41,8 @@ struct TextGenerationRequest {
 
 struct TextGenerationResult {
   std::vector<int32_t> prompt_ids;
+  std::string device,
+      dtype;  // what the model ran on and in (Transformer::device_label, dtype_label)
   std::optional<longbench::TokenSpan> question_span;  // a record's prompt only
   std::vector<int32_t> generated_ids;  // the stop token included when one was generated
   std::string text;                    // generated text, special tokens skipped

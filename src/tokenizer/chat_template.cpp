@@ -71,6 +71,12 @@ std::vector<int32_t> chatml_prompt(const Tokenizer& tokenizer, const std::string
   turn("user", user_text);
   ids.push_back(start);
   append(ids, tokenizer.encode("assistant\n"));
+  if (chat_template == ChatTemplate::Qwen3NoThinking) {
+    ids.push_back(required_special(tokenizer, "<think>", chat_template));
+    append(ids, tokenizer.encode("\n\n"));
+    ids.push_back(required_special(tokenizer, "</think>", chat_template));
+    append(ids, tokenizer.encode("\n\n"));
+  }
   return ids;
 }
 
@@ -96,9 +102,12 @@ ChatTemplate parse_chat_template(const std::string& name) {
   if (name == "chatml") return ChatTemplate::ChatML;
   if (name == "smollm2") return ChatTemplate::SmolLM2;
   if (name == "qwen2.5") return ChatTemplate::Qwen25;
+  if (name == "qwen3-no-think") return ChatTemplate::Qwen3NoThinking;
   if (name == "deepseek-r1") return ChatTemplate::DeepSeekR1;
-  throw Error("unknown chat template '" + name +
-              "' (expected auto, none, mistral, llama3, chatml, smollm2, qwen2.5 or deepseek-r1)");
+  throw Error(
+      "unknown chat template '" + name +
+      "' (expected auto, none, mistral, llama3, chatml, smollm2, qwen2.5, qwen3-no-think or "
+      "deepseek-r1)");
 }
 
 std::string chat_template_name(ChatTemplate t) {
@@ -115,6 +124,8 @@ std::string chat_template_name(ChatTemplate t) {
       return "smollm2";
     case ChatTemplate::Qwen25:
       return "qwen2.5";
+    case ChatTemplate::Qwen3NoThinking:
+      return "qwen3-no-think";
     case ChatTemplate::DeepSeekR1:
       return "deepseek-r1";
   }
@@ -180,7 +191,7 @@ std::vector<int32_t> build_prompt_ids(const Tokenizer& tokenizer, const std::str
                                       ChatTemplate chat_template) {
   if (chat_template == ChatTemplate::Llama3) return llama3_prompt(tokenizer, user_text);
   if (chat_template == ChatTemplate::ChatML || chat_template == ChatTemplate::SmolLM2 ||
-      chat_template == ChatTemplate::Qwen25)
+      chat_template == ChatTemplate::Qwen25 || chat_template == ChatTemplate::Qwen3NoThinking)
     return chatml_prompt(tokenizer, user_text, chat_template);
   if (chat_template == ChatTemplate::DeepSeekR1) return deepseek_r1_prompt(tokenizer, user_text);
   const std::string text =
@@ -197,6 +208,7 @@ TextPiece user_text_piece(ChatTemplate chat_template) {
     case ChatTemplate::ChatML:
     case ChatTemplate::SmolLM2:
     case ChatTemplate::Qwen25:
+    case ChatTemplate::Qwen3NoThinking:
       return {"user\n", ""};
     default:
       return {"", ""};  // None, Llama3: the text alone

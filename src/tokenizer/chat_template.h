@@ -23,14 +23,18 @@ enum class ChatTemplate {
   SmolLM2,
   // ChatML behind Qwen2.5's default system turn ("You are Qwen, created by Alibaba Cloud. You are a
   // helpful assistant."), which its template inserts when the chat has no system message. Qwen3's
-  // template is plain ChatML.
+  // template is plain ChatML (thinking on, its default).
   Qwen25,
+  // Qwen3's template with enable_thinking=False: ChatML, then an empty thinking section
+  // <think> "\n\n" </think> "\n\n" after "assistant\n", so the model answers without one.
+  Qwen3NoThinking,
   // DeepSeek-R1-Distill's: BOS <｜User｜> text <｜Assistant｜> <think> "\n" (its template opens the
   // thinking section of the answer).
   DeepSeekR1,
 };
 
-// "none" | "mistral" | "llama3" | "chatml" | "smollm2" | "qwen2.5" | "deepseek-r1"
+// "none" | "mistral" | "llama3" | "chatml" | "smollm2" | "qwen2.5" | "qwen3-no-think" |
+// "deepseek-r1"
 ChatTemplate parse_chat_template(const std::string& name);
 std::string chat_template_name(ChatTemplate t);
 

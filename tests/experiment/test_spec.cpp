@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/error.h"
 #include "evict/policy.h"
@@ -89,6 +91,32 @@ TEST(ExperimentSpec, ErrorsNameTheFileAndField) {
                                      {"name": "T", "transfer": "S", "datasets": ["qasper"]}])")
                 .find("methods[1].datasets: a transfer runs on its source's datasets"),
             std::string::npos);
+}
+
+// "thinking": "strip" reaches the evaluation of every job and the recorded run's identity; the
+// default leaves both as runs recorded before the rule had them (their keys unchanged).
+TEST(ExperimentSpec, ThinkingRuleReachesTheRunAndItsIdentity) {
+  kvs::test::ScratchDir dir;
+  auto json = nlohmann::json::parse(test_support::kSpecJson);
+  JobSettings settings;
+  settings.model_dir = dir.file("model");
+  settings.longbench_dir = dir.file("longbench");
+  std::map<std::string, std::string> search_json;
+  for (const char* rule : {"keep", "strip"}) {
+    if (std::string(rule) == "strip") json["thinking"] = rule;
+    const ExperimentSpec spec =
+        load_spec(write_text(dir, std::string(rule) + ".json", json.dump()));
+    const Plan plan = make_plan(spec);
+    const auto request =
+        method_request(spec, plan.job("mini/qasper/evaluate"), spec.methods[0], 32, settings);
+    EXPECT_EQ(longbench::thinking_name(request.session.thinking), rule);
+    search_json[rule] = search::run_spec(request, search::request_policy(request)).search_json;
+  }
+  EXPECT_EQ(nlohmann::json::parse(search_json["strip"]).value("thinking", ""), "strip");
+  EXPECT_FALSE(nlohmann::json::parse(search_json["keep"]).contains("thinking"));
+  EXPECT_NE(
+      error_for("thinking", "\"drop\"").find("bad.json.thinking: unknown thinking rule 'drop'"),
+      std::string::npos);
 }
 
 // A registered method as a policy: the method dialect without budget, evaluated at every budget

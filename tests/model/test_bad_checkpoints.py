@@ -306,7 +306,8 @@ def main():
         # `kvsearch models` names every architecture the errors above list, and what each reads.
         listing = kvsearch("models").stdout
         for expected in ("mistral", "LlamaForCausalLM", "GGUF qwen2", "q_proj/k_proj/v_proj biases",
-                         "qwen3    Qwen3ForCausalLM", "q_norm/k_norm", "smollm2-135m"):
+                         "qwen3    Qwen3ForCausalLM", "q_norm/k_norm", "on CUDA bf16", "on CUDA f16",
+                         "smollm2-135m"):
             if expected not in listing:
                 failures.append(f"kvsearch models does not list {expected!r}: {listing}")
     print(f"{len(CASES) - len({f.split(':')[0] for f in failures})}/{len(CASES)} cases pass")

@@ -142,10 +142,12 @@ def kept_cache(q_window, keys, values, kept):
 
 def reference_decode(model, caches, first_token, position, steps, eos):
     """Greedy decode over per-query-head caches (lists of [m_h, d]: each head attends to its own
-    entries only, whatever the others keep), HF's modules for everything else."""
+    entries only, whatever the others keep), HF's modules for everything else: llama, qwen2 (its
+    biases are the projections') and qwen3 (q_norm / k_norm over each head before RoPE)."""
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
     cfg = model.config
-    heads, kv_heads, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+    heads, kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+    d = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
     tokens, logits_rows = [first_token], []
     with torch.no_grad():
         while len(tokens) < steps and tokens[-1] not in eos:
@@ -154,8 +156,11 @@ def reference_decode(model, caches, first_token, position, steps, eos):
             for l, layer in enumerate(model.model.layers):
                 attn = layer.self_attn
                 h = layer.input_layernorm(x)
-                q = attn.q_proj(h).view(1, 1, heads, d).transpose(1, 2)
-                k = attn.k_proj(h).view(1, 1, kv_heads, d).transpose(1, 2)
+                q = attn.q_proj(h).view(1, 1, heads, d)
+                k = attn.k_proj(h).view(1, 1, kv_heads, d)
+                if hasattr(attn, "q_norm"):
+                    q, k = attn.q_norm(q), attn.k_norm(k)
+                q, k = q.transpose(1, 2), k.transpose(1, 2)
                 v = attn.v_proj(h).view(1, 1, kv_heads, d).transpose(1, 2)
                 q, k = apply_rotary_pos_emb(q, k, cos, sin)
                 new_k = k[0].repeat_interleave(heads // kv_heads, 0)  # [heads, 1, d]

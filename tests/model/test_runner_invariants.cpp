@@ -10,9 +10,13 @@
 
 #include <iostream>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "model/attention.h"
+#include "model/config.h"
 #include "model/generate.h"
 #include "model/model_test_util.h"
 
@@ -241,6 +245,24 @@ TEST_P(RunnerInvariants, RowsThatStopLeaveTheBatchAndTheOthersDecodeAsAlone) {
   const auto full_batch = kvs::model::greedy_decode(model, kept, pre.logits.expand({3, -1}), greedy);
   EXPECT_EQ(kept.batch, 3);
   EXPECT_EQ(full_batch.tokens, batched.tokens);
+}
+
+// --dtype auto: fp32 on the CPU; on CUDA the architecture's native half type (bf16 for Qwen,
+// whose checkpoints are bf16; fp16 for llama and mistral, the paper's setting). A run names what
+// it used.
+TEST(ModelDtype, AutoIsFp32OnTheCpuAndTheNativeHalfTypeOnCuda) {
+  ScratchDir scratch("dtype_auto");
+  const std::string dir = make_checkpoint(scratch.file("tiny"), "tiny", 3);
+  const auto model = kvs::model::Transformer::load(dir, kvs::model::LoadOptions{"cpu", "auto"});
+  EXPECT_EQ(model.dtype_label(), "f32");
+  EXPECT_EQ(model.device_label(), "cpu");
+  EXPECT_EQ(kvs::model::Transformer::load(dir, {"cpu", "bf16"}).dtype_label(), "bf16");
+  kvs::model::ModelConfig c = model.config();
+  for (const auto& [type, half] : std::vector<std::pair<std::string, std::string>>{
+           {"qwen2", "bf16"}, {"qwen3", "bf16"}, {"llama", "f16"}, {"mistral", "f16"}}) {
+    c.model_type = type;
+    EXPECT_EQ(kvs::model::native_gpu_dtype(c), half) << type;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, RunnerInvariants,

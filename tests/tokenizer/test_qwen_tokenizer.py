@@ -144,6 +144,11 @@ CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\
           "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 QWEN25 = ("{%- if messages[0]['role'] != 'system' %}{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba "
           "Cloud. You are a helpful assistant.<|im_end|>\\n' }}{%- endif %}" + CHATML)
+# Qwen3's generation prompt, with its enable_thinking switch (the rest of its template is ChatML's).
+QWEN3 = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+         "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+         "{% if enable_thinking is defined and enable_thinking is false %}{{ '<think>\\n\\n</think>\\n\\n' }}"
+         "{% endif %}{% endif %}")
 # DeepSeek-R1-Distill's tokenizer_config.json chat_template (the one that opens <think>).
 R1 = ("{% if not add_generation_prompt is defined %}{% set add_generation_prompt = false %}{% endif %}"
       "{% set ns = namespace(is_first=false, is_tool=false, is_output_first=true, system_prompt='') %}"
@@ -184,6 +189,29 @@ def check_chat_templates(tok, hf_dir, tmp):
                   f"{name}: prompt ids {out['prompt_ids']} != apply_chat_template's {expected} for {text!r}")
         print(f"[measured] chat template {name} (recognised from tokenizer_config.json): {len(messages)} "
               f"prompts compared with apply_chat_template")
+    # Qwen3's template: thinking on by default (recognised as ChatML); `--chat-template
+    # qwen3-no-think` is its enable_thinking=False rendering (an empty thinking section).
+    d = os.path.join(tmp, "chat-qwen3")
+    os.makedirs(d)
+    shutil.copy(os.path.join(hf_dir, "tokenizer.json"), d)
+    config = {"eos_token": "<|im_end|>", "bos_token": None}
+    with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump({**config, "chat_template": QWEN3}, f, ensure_ascii=False)
+    must("make-model", "--out", d, "--preset", "tiny-qwen2", "--seed", "3",
+         "--tokenizer", os.path.join(d, "tokenizer.json"))
+    hf = PreTrainedTokenizerFast(tokenizer_object=tok, chat_template=QWEN3, **config)
+    for text in messages:
+        for name, thinking in (("auto", None), ("qwen3-no-think", False)):
+            kwargs = {} if thinking is None else {"enable_thinking": thinking}
+            expected = hf.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
+                                              tokenize=True, **kwargs)
+            out = json.loads(must("generate", "--model", d, "--prompt", text, "--chat-template", name,
+                                  "--max-new-tokens", "1", "--json"))
+            check(out["prompt_ids"] == expected,
+                  f"qwen3 --chat-template {name}: prompt ids {out['prompt_ids']} != apply_chat_template's "
+                  f"{expected} (enable_thinking {thinking}) for {text!r}")
+    print(f"[measured] Qwen3's template, thinking on (auto) and enable_thinking=False (qwen3-no-think): "
+          f"{2 * len(messages)} prompts compared with apply_chat_template")
 
 
 def main():

@@ -1,8 +1,8 @@
-#include "ruler/file_hash.h"
-
 #include <gtest/gtest.h>
 
-namespace kvs::ruler {
+#include "core/file_hash.h"
+
+namespace kvs {
 namespace {
 
 TEST(Sha256, KnownDigests) {
@@ -16,4 +16,4 @@ TEST(Sha256, KnownDigests) {
 }
 
 }  // namespace
-}  // namespace kvs::ruler
+}  // namespace kvs

@@ -1,4 +1,4 @@
-#include "ruler/file_hash.h"
+#include "core/file_hash.h"
 
 #include <array>
 #include <cstdint>
@@ -6,7 +6,7 @@
 
 #include "core/files.h"
 
-namespace kvs::ruler {
+namespace kvs {
 
 namespace {
 
@@ -69,4 +69,4 @@ std::string sha256_file_hex(const std::string& path) {
   return sha256_hex(read_file(path, "the file"));
 }
 
-}  // namespace kvs::ruler
+}  // namespace kvs
