@@ -15,6 +15,12 @@ key's norm depends on its token alone: knorm's scores tie wherever a token repea
 what both caches hold at the next. The share of decisions identical to the press's own top-k is
 printed.
 
+The five presses, the StreamingLLM control (kvpress as it is) and the ExpectedAttention control
+(kvpress's future positions) are the seven rows of one batch of transformers' decode: one
+DecodingPress over a press that compresses each row with its own press and tracker, so the weights
+are read once per step for all seven (every row compresses at the same steps to the same size).
+PrefillDecodingPress runs on its own.
+
 Parameter map: kvsearch's {"interval": I, "target": T, "buffer": S} is DecodingPress(
 compression_interval=I, target_size=T, hidden_states_buffer_size=S - 1): kvpress's buffer holds the
 steps before the current one and appends the current one, so a compression reads S rows.
@@ -122,6 +128,63 @@ class Tracker:
         return sum(1 for e in self.events[l] if e[4])
 
 
+def fix_future_positions(kvpress, base, tracker):
+    """ExpectedAttentionPress's future positions from the tokens seen (the position written next)."""
+    if isinstance(base, kvpress.ExpectedAttentionPress):
+        original = type(base).apply_avg_rope
+        base.apply_avg_rope = lambda module, mu, cov, q_len: original(base, module, mu, cov, tracker.seen)
+
+
+def run_rows(model, rows, schedule, ids, teacher):
+    """One DecodingPress over the rows of a batch, each row (base press, sort, future_fix, follow,
+    label) compressed by its own press and tracker; the trackers."""
+    import kvpress
+    from dataclasses import dataclass
+    from transformers import DynamicCache
+    config = model.config
+    trackers, entries = [], []
+    for base, sort, future_fix, follow, label in rows:
+        tracker = Tracker(len(ids), config.num_key_value_heads, config.num_hidden_layers, follow, label)
+        if future_fix:
+            fix_future_positions(kvpress, base, tracker)
+        trackers.append(tracker)
+        entries.append((base, tracker.scorer(base, sort)))
+
+    @dataclass
+    class RowsPress(kvpress.ScorerPress):
+        """Row r of the batch compressed by entries[r]'s press, at the ratio DecodingPress sets."""
+
+        def post_init_from_model(self, model):
+            for base, _ in entries:
+                base.post_init_from_model(model)
+
+        def compress(self, module, hidden_states, keys, values, attentions, kwargs):
+            kept_keys, kept_values = [], []
+            for r, (base, compress) in enumerate(entries):
+                base.compression_ratio = self.compression_ratio
+                k, v = compress(module, hidden_states[r:r + 1], keys[r:r + 1], values[r:r + 1],
+                                None if attentions is None else attentions[r:r + 1], kwargs)
+                kept_keys.append(k)
+                kept_values.append(v)
+            return torch.cat(kept_keys), torch.cat(kept_values)
+
+    decoding = kvpress.DecodingPress(base_press=RowsPress(), compression_interval=schedule["interval"],
+                                     target_size=schedule["target"],
+                                     hidden_states_buffer_size=schedule["buffer"] - 1)
+    for tracker in trackers:
+        decoding.forward_hook = tracker.hook(decoding)
+    batch = len(rows)
+    cache = DynamicCache()
+    with torch.no_grad(), decoding(model):
+        model(input_ids=torch.tensor([ids] * batch), past_key_values=cache, logits_to_keep=1)
+        for i, token in enumerate(teacher):
+            for tracker in trackers:
+                tracker.seen = len(ids) + i + 1
+            model(input_ids=torch.tensor([[token]] * batch), past_key_values=cache,
+                  position_ids=torch.tensor([[len(ids) + i]]), logits_to_keep=1)
+    return trackers
+
+
 def run_press(model, press, decoding, prefilling, ids, teacher, sort, future_fix, follow=None, label=""):
     """The press over the prompt and the teacher tokens (following kvsearch's trace where given);
     the tracker."""
@@ -133,10 +196,8 @@ def run_press(model, press, decoding, prefilling, ids, teacher, sort, future_fix
     decoding.forward_hook = tracker.hook(decoding)
     if prefilling is not None:
         prefilling.compress = tracker.scorer(prefilling, sort, decode_time=False)
-    if future_fix and isinstance(decoding.base_press, kvpress.ExpectedAttentionPress):
-        base = decoding.base_press
-        original = type(base).apply_avg_rope
-        base.apply_avg_rope = lambda module, mu, cov, q_len: original(base, module, mu, cov, tracker.seen)
+    if future_fix:
+        fix_future_positions(kvpress, decoding.base_press, tracker)
     cache = DynamicCache()
     with torch.no_grad(), press(model):
         model(input_ids=torch.tensor([ids]), past_key_values=cache, logits_to_keep=1)
@@ -186,40 +247,40 @@ def main():
             ("streaming_llm", {"method": "streaming_llm", "n_sink": 4}, kvpress.StreamingLLMPress(n_sink=4), True),
             ("expected_attention", {"method": "expected_attention"}, kvpress.ExpectedAttentionPress(), True),
         ]
-        for name, policy, base, sort in cases:
-            out, trace = kvsearch_trace(tmp, name, dict(policy, decoding=schedule), ids, teacher)
-            decoding = decoding_press(base)
-            tracker = run_press(model, decoding, decoding, None, ids, teacher, sort=True, future_fix=True,
-                                follow=trace, label=name)
-            share = report(name, trace, tracker, layers)
+        traces, rows = {}, []
+        for name, policy, base, _ in cases:
+            out, traces[name] = kvsearch_trace(tmp, name, dict(policy, decoding=schedule), ids, teacher)
             # The prompt is whole until the first compression, at INTERVAL steps.
             check(out["cache"]["largest"] == len(ids) + INTERVAL,
                   f"{name}: largest cache {out['cache']['largest']}, not {len(ids) + INTERVAL}")
-            check(out["cache"]["compressions"] == TEACHER // INTERVAL == len(trace),
-                  f"{name}: {out['cache']['compressions']} compressions, trace {len(trace)}")
+            check(out["cache"]["compressions"] == TEACHER // INTERVAL == len(traces[name]),
+                  f"{name}: {out['cache']['compressions']} compressions, trace {len(traces[name])}")
+            rows.append((base, True, True, traces[name], name))
+        # The controls: kvpress as it is (top-k row order) for StreamingLLM, and kvpress's own
+        # future positions for ExpectedAttention (judged against kvsearch's trace, not asserted).
+        rows.append((kvpress.StreamingLLMPress(n_sink=4), False, False, None, "streaming_llm as is"))
+        rows.append((kvpress.ExpectedAttentionPress(), True, False, traces["expected_attention"], "unfixed"))
+        trackers = run_rows(model, rows, schedule, ids, teacher)
+        for (name, _, base, sort), tracker in zip(cases, trackers):
+            trace = traces[name]
+            share = report(name, trace, tracker, layers)
             print(f"[measured] DecodingPress({type(base).__name__}) interval {INTERVAL} target {TARGET}: "
                   f"{len(trace)} compressions; kvsearch's held sets equal the press's own top-k in "
                   f"{share:.1%} of {tracker.judged} (compression, layer, KV head) decisions; "
                   f"{len(tracker.broken)} outside the tie band"
                   + ("; the press with its kept rows in position order" if sort else ""))
-            if name == "streaming_llm":
-                held = sorted(tracker.pos[0][0].tolist())
-                check(held[:4] == [0, 1, 2, 3], f"streaming_llm (fixed press): sinks {held[:4]}")
-                plain = decoding_press(kvpress.StreamingLLMPress(n_sink=4))
-                as_is = run_press(model, plain, plain, None, ids, teacher, sort=False, future_fix=False)
-                lost = sorted(as_is.pos[0][0].tolist())
-                print(f"[measured] kvpress 0.5.5 as it is (top-k row order), StreamingLLM: layer 0 head 0 "
-                      f"ends holding positions {lost[:6]}... instead of {held[:6]}...")
-                check(lost[:4] != [0, 1, 2, 3], "kvpress's row-order defect did not show: the control")
-            if name == "expected_attention":
-                plain = decoding_press(kvpress.ExpectedAttentionPress())
-                as_is = run_press(model, plain, plain, None, ids, teacher, sort=True, future_fix=False,
-                                  follow=trace, label="unfixed")
-                print(f"[measured] ExpectedAttentionPress with kvpress's future positions (from the buffer's "
-                      f"length): kvsearch's decisions equal its top-k in "
-                      f"{as_is.identical / max(as_is.judged, 1):.1%} of {as_is.judged} and fall outside its "
-                      f"tie band in {len(as_is.broken)} (vs {share:.1%} and {len(tracker.broken)} with the "
-                      f"next position)")
+        held = sorted(trackers[3].pos[0][0].tolist())
+        check(held[:4] == [0, 1, 2, 3], f"streaming_llm (fixed press): sinks {held[:4]}")
+        lost = sorted(trackers[5].pos[0][0].tolist())
+        print(f"[measured] kvpress 0.5.5 as it is (top-k row order), StreamingLLM: layer 0 head 0 "
+              f"ends holding positions {lost[:6]}... instead of {held[:6]}...")
+        check(lost[:4] != [0, 1, 2, 3], "kvpress's row-order defect did not show: the control")
+        fixed, as_is = trackers[4], trackers[6]
+        print(f"[measured] ExpectedAttentionPress with kvpress's future positions (from the buffer's "
+              f"length): kvsearch's decisions equal its top-k in "
+              f"{as_is.identical / max(as_is.judged, 1):.1%} of {as_is.judged} and fall outside its "
+              f"tie band in {len(as_is.broken)} (vs {fixed.identical / max(fixed.judged, 1):.1%} and "
+              f"{len(fixed.broken)} with the next position)")
 
         # PrefillDecodingPress: the prompt compressed to 128 by KeyDiff, then kept at the target.
         budget = 128
