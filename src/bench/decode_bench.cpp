@@ -52,6 +52,7 @@ DecodeBenchRun run(const model::Transformer& model, const std::vector<int32_t>& 
   out.compress_seconds = r.compress_seconds;
   out.step_ms =
       1000.0 * (r.decode_seconds + r.compress_seconds) / double(std::max<int64_t>(r.steps, 1));
+  out.cache_bytes = policies.empty() ? r.full_cache_bytes : r.peak_cache_bytes;
   if (keep) *keep = std::move(r);
   return out;
 }
@@ -110,7 +111,8 @@ std::string decode_bench_json(const DecodeBenchResult& r) {
                           {"prefill_seconds", x.prefill_seconds},
                           {"decode_seconds", x.decode_seconds},
                           {"compress_seconds", x.compress_seconds},
-                          {"step_ms", x.step_ms}};
+                          {"step_ms", x.step_ms},
+                          {"cache_bytes", x.cache_bytes}};
   };
   return nlohmann::json{{"prompt_tokens", r.prompt_tokens},
                         {"steps", r.steps},
@@ -131,13 +133,14 @@ std::string decode_bench_table(const DecodeBenchResult& r) {
       "bench decode: %lld prompt tokens, %lld teacher-forced steps, %zu "
       "policies\n",
       (long long)r.prompt_tokens, (long long)r.steps, r.names.size());
-  out += strfmt("%-28s %5s %10s %10s %10s %9s %10s\n", "run", "rows", "prefill s", "decode s",
-                "compress s", "share", "ms/step");
+  out += strfmt("%-28s %5s %10s %10s %10s %9s %10s %10s\n", "run", "rows", "prefill s", "decode s",
+                "compress s", "share", "ms/step", "cache MiB");
   for (const DecodeBenchRun* x : {&r.shared, &r.alone, &r.full}) {
     const double steps_s = x->decode_seconds + x->compress_seconds;
-    out += strfmt("%-28s %5lld %10.2f %10.2f %10.2f %8.1f%% %10.2f\n", x->label.c_str(),
+    out += strfmt("%-28s %5lld %10.2f %10.2f %10.2f %8.1f%% %10.2f %10.2f\n", x->label.c_str(),
                   (long long)x->rows, x->prefill_seconds, x->decode_seconds, x->compress_seconds,
-                  steps_s > 0 ? 100.0 * x->compress_seconds / steps_s : 0.0, x->step_ms);
+                  steps_s > 0 ? 100.0 * x->compress_seconds / steps_s : 0.0, x->step_ms,
+                  double(x->cache_bytes) / (1 << 20));
   }
   out += strfmt(
       "shared step / one policy's step: %.2fx (goal: at most 2x at K = 15); / K separate "

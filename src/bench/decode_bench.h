@@ -1,7 +1,8 @@
 // `kvsearch bench decode`: eviction while decoding, K decode-time policies on one shared decode
 // beside one policy alone and beside the full cache, in the same run, on the same teacher-forced
 // tokens (search/decode_time.h): wall time in all and per step, the share of the decode spent in
-// compressions, and each policy's largest cache beside its bound.
+// compressions, the bytes each run's cache held at most, and each policy's largest cache beside
+// its bound.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct DecodeBenchRun {
   int64_t rows = 0;
   double prefill_seconds = 0, decode_seconds = 0, compress_seconds = 0;
   double step_ms = 0;  // (decode + compress) per step
+  int64_t cache_bytes = 0;  // the most bytes of keys and values its cache held (DecodeTimeResult)
 };
 
 struct DecodeBenchResult {

@@ -27,7 +27,8 @@ void setup_data_math(CLI::App& parent) {
                   "Tokens to generate per problem (a reasoning trace)")
       ->capture_default_str();
   cmd->add_option("--dev", o->dev,
-                  "Dev questions per set for searches (0: every problem is a test question)")
+                  "Dev questions per set (searches move on them; experiments record dev scores "
+                  "first); the rest are test questions")
       ->capture_default_str();
   cmd->callback([o, specs] {
     for (const auto& spec : *specs)

@@ -146,14 +146,16 @@ std::vector<MathSetSummary> write_math_sets(const MathSetOptions& options) {
   if (options.dev < 0) throw Error("--dev must not be negative");
   const fs::path root(options.out_dir);
   std::vector<ReadSet> sets;
+  for (size_t i = 0; i < options.sets.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (options.sets[j].name == options.sets[i].name)
+        throw Error("--set: the name '" + options.sets[i].name + "' is given twice");
   for (const auto& source : options.sets) {
-    for (const auto& earlier : sets)
-      if (earlier.summary.name == source.name)
-        throw Error("--set: the name '" + source.name + "' is given twice");
     sets.push_back(read_set(source, root / "data"));
-    if (options.dev > sets.back().summary.records)
+    if (options.dev >= sets.back().summary.records)
       throw Error("--dev " + std::to_string(options.dev) + ": " + source.path + " holds only " +
-                  std::to_string(sets.back().summary.records) + " problems");
+                  std::to_string(sets.back().summary.records) +
+                  " problems, and the test split needs at least one");
   }
   nlohmann::ordered_json prompts, maxlen, metrics, dev, provenance;
   provenance["generator"] = "kvsearch data math";

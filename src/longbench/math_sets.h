@@ -34,7 +34,9 @@ struct MathSetOptions {
   std::vector<MathSetSource> sets;
   std::string out_dir;
   int64_t max_new_tokens = 4096;  // the generation budget of every set (dataset2maxlen.json)
-  int64_t dev = 0;                // dev questions per set (dataset2dev.json); 0: all are test
+  // Dev questions per set (dataset2dev.json): a search moves on them, and an experiment records
+  // each fixed policy's dev score before its test score; the rest are test questions.
+  int64_t dev = 5;
 };
 
 struct MathSetSummary {

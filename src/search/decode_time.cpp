@@ -384,6 +384,17 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
   entries.clear();
   std::optional<model::DecodeCache> full;
   if (options.full_cache) full = std::move(pre.cache);
+  auto bytes_of = [](const model::DecodeCache& cache) {
+    int64_t bytes = 0;
+    for (const model::LayerCache& layer : cache.layers)
+      bytes += int64_t(layer.keys.nbytes() + layer.values.nbytes());
+    return bytes;
+  };
+  auto note_bytes = [&] {
+    out.peak_cache_bytes = std::max(out.peak_cache_bytes, bytes_of(batch));
+    if (full) out.full_cache_bytes = std::max(out.full_cache_bytes, bytes_of(*full));
+  };
+  note_bytes();
 
   // The rows' next-token logits, and the full cache's.
   const at::Tensor first = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);  // [1, vocab]
@@ -512,6 +523,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
       }
     }
     for (size_t b = 0; b < k; ++b) out.rows[b].cache_size.push_back(track(b));
+    note_bytes();
     out.compress_seconds += timer.seconds();
   }
   for (size_t b = 0; b < k; ++b)

@@ -68,6 +68,10 @@ struct DecodeTimeResult {
   double prefill_seconds = 0;
   double decode_seconds = 0;    // the steps' forwards
   double compress_seconds = 0;  // the compressions (scoring, gathering, re-laying the rows)
+  // The most bytes of keys and values the policies' batch cache held at once (padding and the
+  // slots reserved for the steps to the next re-lay included), and the full cache's.
+  int64_t peak_cache_bytes = 0;
+  int64_t full_cache_bytes = 0;
 };
 
 // Policies may have a budget (prefill compression), a decoding schedule, or both; each must suit

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "core/error.h"
 #include "model/transformer.h"
 #include "search/evaluator.h"
 
@@ -42,6 +43,11 @@ const QuestionSet& Session::questions(SplitPart part, int64_t limit) {
   if (found != questions_.end()) return found->second;
   const SplitData& d = data();
   std::vector<size_t> indices = part == SplitPart::Dev ? d.split.dev : d.split.test;
+  if (indices.empty())
+    throw Error("dataset '" + settings_.dataset + "' has no " +
+                (part == SplitPart::Dev ? "dev" : "test") + " questions (of " +
+                std::to_string(d.records.size()) +
+                "; a declared set's dev count is in config/dataset2dev.json)");
   if (limit > 0 && static_cast<size_t>(limit) < indices.size()) indices.resize(static_cast<size_t>(limit));
   QuestionSet set =
       build_questions(tokenizer(), d.config, settings_.dataset, d.records, indices,

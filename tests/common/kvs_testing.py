@@ -170,6 +170,45 @@ def smollm2_gguf():
     return os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
+def smollm2_hf_dir():
+    """transformers' own conversion of the SmolLM2 GGUF file (from_pretrained(dir, gguf_file=...),
+    float32), saved once as safetensors and shared by every test that runs it: the conversion
+    dequantizes in numpy, about 36 s a load on 2 cores, and a dozen oracles load it. Saving and
+    reading back float32 tensors is exact. The copy lives under $KVS_TEST_CACHE (the build's
+    test-cache/), keyed by the file's size and mtime and the transformers version; a lock makes
+    concurrent tests wait for the first to write it."""
+    import fcntl
+    import hashlib
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM
+    path = smollm2_gguf()
+    stat = os.stat(path)
+    key = hashlib.sha256(f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{transformers.__version__}".encode()).hexdigest()
+    cache = os.environ.get("KVS_TEST_CACHE") or os.path.join(tempfile.gettempdir(), "kvs-test-cache")
+    os.makedirs(cache, exist_ok=True)
+    target = os.path.join(cache, f"smollm2-hf-{key[:16]}")
+    with open(os.path.join(cache, "smollm2-hf.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(os.path.join(target, "config.json")):
+            transformers.utils.logging.disable_progress_bar()
+            model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
+                                                         dtype=torch.float32)
+            staging = tempfile.mkdtemp(prefix="smollm2-hf-", dir=cache)
+            model.save_pretrained(staging, safe_serialization=True)
+            os.rename(staging, target)
+    return target
+
+
+def smollm2_hf(attention="sdpa"):
+    """transformers' conversion of the SmolLM2-135M GGUF file (smollm2_hf_dir), float32, in eval
+    mode, with that attention implementation."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    return AutoModelForCausalLM.from_pretrained(smollm2_hf_dir(), attn_implementation=attention,
+                                                dtype=torch.float32).eval()
+
+
 def tokenize_jsonl(tokenizer_args, values, *flags, tmp=None):
     """`kvsearch tokenize <tokenizer_args> --jsonl FILE <flags>` on `values` (one JSON value a line,
     the file in `tmp`, else a temporary one): (the CompletedProcess, its output lines parsed, or

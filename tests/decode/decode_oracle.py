@@ -67,16 +67,3 @@ def keep_rows(layer, keep):
     g = keep.unsqueeze(0).unsqueeze(-1).expand(-1, -1, -1, layer.keys.shape[-1])
     layer.keys = layer.keys.gather(2, g).contiguous()
     layer.values = layer.values.gather(2, g).contiguous()
-
-
-def smollm2_hf(attention):
-    """transformers' conversion of the SmolLM2-135M GGUF file, float32, with that attention."""
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM
-    from kvs_testing import smollm2_gguf
-    transformers.utils.logging.disable_progress_bar()
-    path = smollm2_gguf()
-    torch.set_num_threads(2)
-    return AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
-                                                attn_implementation=attention, dtype=torch.float32).eval()

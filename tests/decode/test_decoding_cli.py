@@ -33,7 +33,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from kvs_testing import (check, error_output, finish, kvsearch, must, read_json, scratch_dir,  # noqa: E402
-                         smollm2_gguf, write_json)
+                         smollm2_hf, write_json)
 
 MODEL = "smollm2-135m"
 TEXT = ("The history of the lighthouse is a long one. Sailors have always needed to know where the "
@@ -66,12 +66,7 @@ def refused(tmp, name, policy, mentions, *flags):
 
 def transformers_perplexity(ids):
     import torch
-    import transformers
-    from transformers import AutoModelForCausalLM
-    transformers.utils.logging.disable_progress_bar()
-    path = smollm2_gguf()
-    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
-                                                 dtype=torch.float32).eval()
+    model = smollm2_hf()
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([ids])).logits[0]
     logp = torch.log_softmax(logits.double(), -1)
@@ -84,13 +79,9 @@ def rerotation_reference(prompt, teacher, target, sinks):
     the most recent of prompt + teacher[0]) re-rotated to positions 0 .. target - 1, teacher[1] fed
     at position target; and of teacher[0], teacher[1] from the full cache."""
     import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, DynamicCache
+    from transformers import DynamicCache
     from transformers.models.llama.modeling_llama import rotate_half
-    transformers.utils.logging.disable_progress_bar()
-    path = smollm2_gguf()
-    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
-                                                 dtype=torch.float32).eval()
+    model = smollm2_hf()
     ids = prompt + teacher[:1]
     m = len(ids)
     with torch.no_grad():
@@ -252,6 +243,20 @@ def main():
         check(all(0 < a <= b for a, b in zip(bench["largest_cache"], bench["bound"])),
               f"bench decode: largest {bench['largest_cache']} beyond bounds {bench['bound']}")
         check(bench["steps"] == 24 and bench["shared"]["step_ms"] > 0, "bench decode: steps or timing missing")
+        # Bytes: SmolLM2 holds 30 layers x 3 KV heads x 64 x (key + value) x 4 bytes per entry. The
+        # full cache reserves its 64 + 24 slots at once; a row holds at least its largest cache and
+        # at most its bound plus the slots reserved to the next re-lay (the interval, 8).
+        entry = 30 * 3 * 64 * 2 * 4
+        k = len(bench["policies"])
+        check(bench["full_cache"]["cache_bytes"] == (64 + 24) * entry,
+              f"bench decode: the full cache held {bench['full_cache']['cache_bytes']} bytes, not {(64 + 24) * entry}")
+        alone = bench["alone"]["cache_bytes"]
+        check(bench["largest_cache"][0] * entry <= alone <= (bench["bound"][0] + 8) * entry,
+              f"bench decode: one policy's cache held {alone} bytes; largest {bench['largest_cache'][0]}, "
+              f"bound {bench['bound'][0]} entries of {entry} bytes")
+        shared = bench["shared"]["cache_bytes"]
+        check(k * max(bench["largest_cache"]) * entry <= shared <= k * (max(bench["bound"]) + 8) * entry,
+              f"bench decode: {k} policies' batch held {shared} bytes; largest {max(bench['largest_cache'])}")
 
         # fidelity: a schedule that never evicts is the full cache; a 32-entry rolling cache is not.
         never_path, small_path = os.path.join(tmp, "f-never.json"), os.path.join(tmp, "f-small.json")

@@ -36,7 +36,6 @@ Two defects of kvpress 0.5.5 are fixed on the kvpress side, one line each, and m
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
-import json
 import os
 import sys
 
@@ -46,7 +45,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kvs_testing import check, finish, scratch_dir, smollm2_gguf  # noqa: E402
+from kvs_testing import check, finish, scratch_dir, smollm2_hf  # noqa: E402
 from decode_oracle import judge, kvsearch_trace, ruler_ids  # noqa: E402
 
 TEACHER = 512
@@ -222,13 +221,8 @@ def report(name, trace, tracker, layers):
 
 def main():
     import kvpress
-    import transformers
-    from transformers import AutoModelForCausalLM
 
-    transformers.utils.logging.disable_progress_bar()
-    path = smollm2_gguf()
-    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
-                                                 attn_implementation="sdpa", dtype=torch.float32).eval()
+    model = smollm2_hf("sdpa")
     layers = model.config.num_hidden_layers
     torch.set_num_threads(2)
     schedule = {"interval": INTERVAL, "target": TARGET, "buffer": 64}

@@ -30,8 +30,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kvs_testing import check, finish, scratch_dir  # noqa: E402
-from decode_oracle import judge, keep_rows, kvsearch_trace, ruler_ids, smollm2_hf, top_k_positions  # noqa: E402
+from kvs_testing import check, finish, scratch_dir, smollm2_hf  # noqa: E402
+from decode_oracle import judge, keep_rows, kvsearch_trace, ruler_ids, top_k_positions  # noqa: E402
 
 TEACHER = 256
 BUDGET = 128

@@ -19,7 +19,6 @@ order and max-pools over row neighbours at the next compression; kvsearch keeps 
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
-import json
 import math
 import os
 import sys
@@ -31,8 +30,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kvs_testing import check, finish, must, read_json, scratch_dir, write_json  # noqa: E402
-from decode_oracle import judge, keep_rows, kvsearch_trace, ruler_ids, smollm2_hf, top_k_positions  # noqa: E402
+from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_hf, write_json  # noqa: E402
+from decode_oracle import judge, keep_rows, kvsearch_trace, ruler_ids, top_k_positions  # noqa: E402
 
 TEACHER, BUDGET, DIVIDE, WINDOW, KERNEL, LAMBDA, THRESHOLD = 512, 128, 128, 8, 7, 0.07, 0.5
 

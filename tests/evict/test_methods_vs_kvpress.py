@@ -26,7 +26,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # transformers' GGUF conversion bar
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_gguf, write_json  # noqa: E402
+from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_hf, write_json  # noqa: E402
 
 # The registry, by name: each method's card (its kvpress class, wrapper flag, parameters).
 REGISTRY = {m["name"]: m for m in json.loads(must("methods", "--json"))}
@@ -237,20 +237,13 @@ def check_presses(kvpress, model_for, model_arg, ids, tmp, label=""):
 
 def main():
     import kvpress  # (the oracle: tools/bootstrap.sh installs it without its dependencies)
-    import transformers
-    from transformers import AutoModelForCausalLM
-
-    transformers.utils.logging.disable_progress_bar()
-    path = smollm2_gguf()
     models = {}
 
     def model_for(press):
         """SDPA, except ObservedAttentionPress, which reads the eager attention matrix."""
         attention = "eager" if isinstance(press, kvpress.ObservedAttentionPress) else "sdpa"
         if attention not in models:
-            models[attention] = AutoModelForCausalLM.from_pretrained(
-                os.path.dirname(path), gguf_file=os.path.basename(path), attn_implementation=attention,
-                dtype=torch.float32).eval()
+            models[attention] = smollm2_hf(attention)
         return models[attention]
 
     torch.set_num_threads(2)

@@ -12,8 +12,9 @@
    {problem, answer, unique_id}, GSM8K's {question, answer "... #### 72"}): the LongBench-layout
    records, the configs (prompt, generation budget, metric, dev questions), the provenance file
    with each source's SHA-256; the prompt `generate --dataset` builds for a record ends with the
-   boxed-answer instruction; a prediction file scored against the written answers. Bad input: one
-   line naming the file and line or the flag, exit 1, nothing written.
+   boxed-answer instruction; a prediction file scored against the written answers; `run
+   --thinking strip` on the GSM8K set records the rule with the run. Bad input: one line naming
+   the file and line or the flag, exit 1, nothing written.
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
@@ -25,7 +26,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from kvs_testing import check, error_output, finish, kvsearch, must, read_json, scratch_dir, write_jsonl  # noqa: E402
+from kvs_testing import (check, error_output, finish, kvsearch, must, read_json, rows, scratch_dir,  # noqa: E402
+                         write_jsonl)
 
 RNG = random.Random(20261207)
 INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
@@ -169,6 +171,24 @@ def check_data_math(tmp):
                                "all_classes": None, "length": 1}])
     scored = json.loads(must("score", "--longbench", out, "--dataset", "gsm8k", "--predictions", predictions))
     check(scored == {"gsm8k": 50.0}, f"gsm8k predictions scored {scored}")
+
+    # The plumbing end to end (SmolLM2 cannot do the sums): a fixed policy on the GSM8K set, its
+    # dev question then its test question, answers scored after any thinking section; the rule is
+    # recorded with the run.
+    db = os.path.join(tmp, "math.sqlite")
+    must("run", "--model", "smollm2-135m", "--longbench", out, "--dataset", "gsm8k", "--profile", "baseline",
+         "--budget", "32", "--eval-test", "--thinking", "strip", "--db", db)
+    (search_json, test_score), = rows(db, "SELECT runs.search_json, replays.official_score FROM runs "
+                                          "JOIN states ON states.run_id = runs.id "
+                                          "JOIN replays ON replays.state_id = states.id")
+    check(json.loads(search_json).get("thinking") == "strip" and test_score in (0.0, 100.0),
+          f"run --thinking strip recorded {search_json}, test score {test_score}")
+    r = kvsearch("run", "--model", "smollm2-135m", "--longbench", out, "--dataset", "gsm8k", "--profile",
+                 "baseline", "--thinking", "drop", "--db", os.path.join(tmp, "never.sqlite"))
+    _, problems = error_output(r, mentions=["--thinking", "drop", "keep or strip"])
+    for p in problems:
+        check(False, f"run --thinking drop: {p} ({r.stderr.strip()[:200]})")
+    check(not os.path.exists(os.path.join(tmp, "never.sqlite")), "run --thinking drop wrote a database")
 
     # Bad input.
     broken = os.path.join(tmp, "broken.jsonl")

@@ -7,7 +7,8 @@
    (finite f16 scales) in each of F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K, and on
    all 272 tensors of SmolLM2-135M-Instruct.Q4_1.gguf (`--model smollm2-135m`).
 2. Logits: `kvsearch generate --model smollm2-135m --token-ids` (fp32, a prompt of >= 1,000 ids,
-   32 new tokens) against AutoModelForCausalLM.from_pretrained(dir, gguf_file=...): prefill logits
+   32 new tokens) against AutoModelForCausalLM.from_pretrained(dir, gguf_file=...) (its conversion
+   saved once and shared, kvs_testing.smollm2_hf_dir: the float32 tensors are exact): prefill logits
    within 1e-4 of transformers' in float64 (or, where transformers' own fp32 is further from those,
    no further than 1.25 x its distance), decode logits within 1e-4 of its fp32 decode (or its
    SDPA-vs-eager spread, where wider), and the same greedy tokens, with the full cache, a SnapKV
@@ -41,7 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gguf  # noqa: E402
 import gguf_fixtures as fx  # noqa: E402
 from test_select_reference import W, baseline, diverse  # noqa: E402
-from kvs_testing import finish, must, read_json, smollm2_gguf, write_json  # noqa: E402
+from kvs_testing import finish, must, read_json, smollm2_gguf, smollm2_hf_dir, write_json  # noqa: E402
 
 # Prefill and decode logits. transformers runs its default attention (SDPA), as kvsearch's CPU
 # prefill does. fp32 cannot match to 1e-4 on every CPU: on this 30-layer prompt transformers' own
@@ -220,12 +221,11 @@ def check_logits(tmp, part=1, parts=1):
     import transformers
     from transformers import AutoModelForCausalLM
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
-    path = smollm2_gguf()
     start = time.time()
-    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
-                                                 attn_implementation="sdpa")
+    model = AutoModelForCausalLM.from_pretrained(smollm2_hf_dir(), attn_implementation="sdpa")
     model.eval()
-    print(f"[measured] transformers {transformers.__version__} GGUF load: {time.time() - start:.1f} s")
+    print(f"[measured] transformers {transformers.__version__} GGUF conversion (shared copy): "
+          f"{time.time() - start:.1f} s")
     failures = []
     if next(model.parameters()).dtype != torch.float32:
         failures.append(f"HF model loaded in {next(model.parameters()).dtype}")
