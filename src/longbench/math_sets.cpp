@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/build_info.h"
 #include "core/error.h"
@@ -11,6 +10,7 @@
 #include "longbench/dataset.h"
 #include "longbench/jsonl.h"
 #include "longbench/metrics.h"
+#include "longbench/text.h"
 
 namespace kvs::longbench {
 
@@ -42,13 +42,6 @@ std::string format_literal(const std::string& text) {
   std::string out;
   for (char c : text) out += c == '{' || c == '}' ? std::string(2, c) : std::string(1, c);
   return out;
-}
-
-int64_t word_count(const std::string& text) {
-  std::istringstream words(text);
-  int64_t n = 0;
-  for (std::string w; words >> w;) ++n;
-  return n;
 }
 
 struct ReadSet {
@@ -88,10 +81,11 @@ ReadSet read_set(const MathSetSource& source, const fs::path& data_dir) {
     for (const char* field : {"id", "unique_id", "question_id"})
       if (id.empty()) id = text_or_integer(object, field, where);
     if (id.empty()) id = source.name + "-" + std::to_string(line);
-    const nlohmann::json record{{"input", problem},       {"context", ""},
-                                {"answers", {answer}},    {"length", word_count(problem)},
-                                {"dataset", source.name}, {"language", "en"},
-                                {"all_classes", nullptr}, {"_id", id}};
+    const nlohmann::json record{
+        {"input", problem},       {"context", ""},
+        {"answers", {answer}},    {"length", py_split_whitespace(utf8_to_utf32(problem)).size()},
+        {"dataset", source.name}, {"language", "en"},
+        {"all_classes", nullptr}, {"_id", id}};
     set.lines += record.dump() + "\n";
   });
   set.summary.records = line;
