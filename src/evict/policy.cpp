@@ -247,6 +247,24 @@ Policy policy_from_json(const json& given, const std::string& where) {
   return p;
 }
 
+json policy_json_at_budget(json policy, int64_t budget, const std::string& where) {
+  if (!policy.is_object()) throw error_at(where, "expected a JSON object, got " + policy.dump());
+  if (policy.contains("budget"))
+    throw error_at(where + ".budget", "the method's budgets set B: leave budget out");
+  json* decoding = policy.contains("decoding") ? &policy["decoding"] : nullptr;
+  if (!decoding) {
+    policy["budget"] = budget;
+    return policy;
+  }
+  if (!decoding->is_object())
+    throw error_at(where + ".decoding", "expected a JSON object, got " + decoding->dump());
+  if (decoding->contains("target"))
+    throw error_at(where + ".decoding.target",
+                   "the method's budgets set a decode-time policy's target: leave target out");
+  (*decoding)["target"] = budget;
+  return policy;
+}
+
 Policy load_policy(const std::string& path) {
   return policy_from_json(read_json_file(path, "the policy file"), path + ": policy");
 }

@@ -99,6 +99,14 @@ Policy policy_from_json(const nlohmann::json& json, const std::string& where = "
 Policy load_policy(const std::string& path);         // errors name the file
 std::string policy_to_string(const Policy& policy);  // compact JSON, one line
 
+// A policy JSON without a budget (an experiment's or a run's template) at budget B: B is its
+// "budget", or for a policy with a "decoding" schedule its target (a decode-only policy: the
+// prompt is kept whole until the first compression, after which the cache holds B entries per KV
+// head and layer, kvpress's DecodingPress with target_size B). Errors name `where` when the
+// template sets what B sets.
+nlohmann::json policy_json_at_budget(nlohmann::json policy, int64_t budget,
+                                     const std::string& where);
+
 const char* observe_name(Observe observe);  // "prompt_end" | "question" | "context"
 
 }  // namespace kvs::evict

@@ -105,14 +105,11 @@ MethodSpec parse_method(const json& object, const std::string& where, const Expe
   }
   if (m.budgets.empty()) m.budgets = spec.budgets;
   if (policy) {
-    if (policy->contains("budget"))
-      throw error_at(f.at("policy") + ".budget", "the method's budgets set B: leave budget out");
     // Checked at every budget it runs at (a budget may not hold what the method always keeps).
-    for (int64_t budget : m.budgets) {
-      json at_budget = *policy;
-      at_budget["budget"] = budget;
-      evict::policy_from_json(at_budget, f.at("policy"));
-    }
+    // A decode-time policy's budgets are its targets (evict::policy_json_at_budget).
+    for (int64_t budget : m.budgets)
+      evict::policy_from_json(evict::policy_json_at_budget(*policy, budget, f.at("policy")),
+                              f.at("policy"));
     m.policy_json = policy->dump();
   }
   m.datasets = dataset_subset(f, spec.datasets);

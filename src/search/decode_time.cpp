@@ -419,9 +419,17 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
     if (forced) {
       fed = at::full({int64_t(out.rows.size())}, options.teacher[size_t(step - 1)], cpu_long);
     } else {
+      auto choose = [&](const at::Tensor& l) {
+        if (step > options.min_new_tokens || options.stop_ids.empty())
+          return l.argmax(-1).to(at::kCPU);
+        at::Tensor masked = l.clone();
+        for (int32_t id : options.stop_ids)
+          if (id >= 0 && id < masked.size(1)) masked.select(1, id).fill_(-INFINITY);
+        return masked.argmax(-1).to(at::kCPU);
+      };
       std::vector<at::Tensor> choices;
-      if (k > 0) choices.push_back(logits.argmax(-1).to(at::kCPU));
-      if (full) choices.push_back(full_logits.argmax(-1).to(at::kCPU));
+      if (k > 0) choices.push_back(choose(logits));
+      if (full) choices.push_back(choose(full_logits));
       fed = at::cat(choices);
     }
     if (k > 0)

@@ -37,6 +37,9 @@ struct DecodeTimeOptions {
   // Non-empty: teacher forcing, every row is fed these tokens (its own choices are ignored).
   std::vector<int32_t> teacher;
   std::set<int32_t> stop_ids;  // greedy only: a row stops after one of these
+  // Greedy only: the stop ids cannot be chosen before a row has this many tokens (the answer's
+  // minimum length, as model::GreedyOptions).
+  int64_t min_new_tokens = 0;
   bool full_cache = false;     // also decode the uncompressed cache, its row last
   bool trace = false;          // record every compression's kept positions
 };

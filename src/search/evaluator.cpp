@@ -1,6 +1,7 @@
 #include "search/evaluator.h"
 
 #include "core/progress.h"
+#include "search/decode_time.h"
 #include "search/policy_decode.h"
 
 namespace kvs::search {
@@ -10,27 +11,50 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
                                              const EvaluationOptions& options) const {
   const Question& q = set.questions.at(question);
   const auto& gen = set.generation;
-  PolicyDecodeOptions decode;
-  decode.greedy.max_new_tokens = gen.max_new_tokens;
-  decode.greedy.min_new_tokens = gen.min_new_tokens;
-  decode.greedy.stop_ids.insert(gen.stop_ids.begin(), gen.stop_ids.end());
-  decode.full_cache = options.full_cache;
-  decode.question = q.question_span;
-  PolicyDecodes decodes = decode_with_policies(model_, q.prompt_ids, policies, decode);
-
+  // The prefill-time policies (and the full cache) on one prefill and their batched decode; the
+  // decode-time ones (a decoding schedule) on one shared decode of their own.
+  std::vector<size_t> fixed, scheduled;
+  for (size_t p = 0; p < policies.size(); ++p)
+    (policies[p].decoding ? scheduled : fixed).push_back(p);
+  std::vector<PolicyAnswer> answers(policies.size() + (options.full_cache ? 1 : 0));
   QuestionOutcome outcome;
   outcome.question = question;
   outcome.prompt_tokens = static_cast<int64_t>(q.prompt_ids.size());
-  outcome.prefill_seconds = decodes.prefill_seconds;
-  outcome.decode_seconds = decodes.decode_seconds;
-  for (size_t p = 0; p < decodes.tokens.size(); ++p) {
-    PolicyAnswer a;
-    a.tokens = std::move(decodes.tokens[p]);
-    if (p < policies.size()) {  // the full cache, answered last, keeps everything
-      a.kept_counts = decodes.footprints[p].counts;
-      a.cache_bytes = decodes.footprints[p].held_bytes;
-      a.uniform_bytes = decodes.footprints[p].uniform_bytes;
+  if (!fixed.empty() || options.full_cache) {
+    PolicyDecodeOptions decode;
+    decode.greedy.max_new_tokens = gen.max_new_tokens;
+    decode.greedy.min_new_tokens = gen.min_new_tokens;
+    decode.greedy.stop_ids.insert(gen.stop_ids.begin(), gen.stop_ids.end());
+    decode.full_cache = options.full_cache;
+    decode.question = q.question_span;
+    std::vector<evict::Policy> members;
+    for (size_t p : fixed) members.push_back(policies[p]);
+    PolicyDecodes decodes = decode_with_policies(model_, q.prompt_ids, members, decode);
+    outcome.prefill_seconds += decodes.prefill_seconds;
+    outcome.decode_seconds += decodes.decode_seconds;
+    for (size_t i = 0; i < fixed.size(); ++i) {
+      PolicyAnswer& a = answers[fixed[i]];
+      a.tokens = std::move(decodes.tokens[i]);
+      a.kept_counts = decodes.footprints[i].counts;
+      a.cache_bytes = decodes.footprints[i].held_bytes;
+      a.uniform_bytes = decodes.footprints[i].uniform_bytes;
     }
+    if (options.full_cache) answers.back().tokens = std::move(decodes.tokens.back());
+  }
+  if (!scheduled.empty()) {
+    DecodeTimeOptions decode;
+    decode.max_new_tokens = gen.max_new_tokens;
+    decode.min_new_tokens = gen.min_new_tokens;
+    decode.stop_ids.insert(gen.stop_ids.begin(), gen.stop_ids.end());
+    std::vector<evict::Policy> members;
+    for (size_t p : scheduled) members.push_back(policies[p]);
+    DecodeTimeResult decodes = decode_with_schedules(model_, q.prompt_ids, members, decode);
+    outcome.prefill_seconds += decodes.prefill_seconds;
+    outcome.decode_seconds += decodes.decode_seconds + decodes.compress_seconds;
+    for (size_t i = 0; i < scheduled.size(); ++i)
+      answers[scheduled[i]].tokens = std::move(decodes.rows[i].tokens);
+  }
+  for (PolicyAnswer& a : answers) {
     a.prediction = tok_.decode(a.tokens, /*skip_special=*/true);
     a.score = longbench::score_example(set.dataset,
                                        longbench::scored_text(a.prediction, options.thinking),

@@ -1,8 +1,11 @@
 // The evaluator: many eviction policies on the same questions for the price of one prefill each.
 // Per question: the question's prompt through decode_with_policies (policy_decode.h: one prefill,
 // every policy's compressed cache built during it, batched greedy decode with the dataset's stop
-// ids and minimum length), then each answer decoded to text and scored. Memory is bounded by one
-// question's full K/V for one layer plus the compressed caches. Torch-free header.
+// ids and minimum length), then each answer decoded to text and scored. Policies with a decoding
+// schedule answer on one shared decode of their own (decode_time.h: a second prefill, every such
+// policy compressing on its own schedule while it writes the answer), scored the same way. Memory
+// is bounded by one question's full K/V for one layer plus the compressed caches. Torch-free
+// header.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +29,8 @@ struct PolicyAnswer {
   std::vector<int32_t> tokens;  // generated ids, the stop token included when hit
   std::string prediction;       // decoded, special tokens skipped
   double score = 0;             // per the variant asked for (0..1)
-  // Where its cache went (a policy's answers; the full cache has none): entries kept per layer
+  // Where its cache went (a prefill-time policy's answers; the full cache and decode-time policies
+  // have none): entries kept per layer
   // and cache head, and the bytes its row held beside the uniform layout's at the same mean.
   std::vector<std::vector<int64_t>> kept_counts;
   int64_t cache_bytes = 0;

@@ -74,9 +74,10 @@ class FreeCoordinates {
 
 evict::Policy request_policy(const RunRequest& request, const std::vector<double>& latent) {
   if (!request.policy_json.empty()) {
-    nlohmann::json policy = nlohmann::json::parse(request.policy_json);
-    policy["budget"] = request.budget;
-    return evict::policy_from_json(policy, "policy");
+    return evict::policy_from_json(
+        evict::policy_json_at_budget(nlohmann::json::parse(request.policy_json), request.budget,
+                                     "policy"),
+        "policy");
   }
   const PolicyFamily family(request.family, request.segments, request.budget);
   evict::Policy policy = family.policy(family.searched() ? latent : std::vector<double>{});
