@@ -8,13 +8,13 @@
 #include "cli/command.h"
 #include "core/build_info.h"
 #include "core/error.h"
-#include "core/files.h"
 #include "core/id_list.h"
 #include "core/strfmt.h"
 #include "evict/policy.h"
 #include "search/fidelity.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
 
 namespace {
 
@@ -52,8 +52,9 @@ void setup_fidelity(CLI::App& parent) {
       req->prompt_ids = kvs::parse_id_list(*token_ids, "--token-ids");
     } else {
       const auto tok = kvs::tokenizer::load_tokenizer(req->model_dir);
-      req->prompt_ids = kvs::tokenizer::build_prompt_ids(
-          *tok, kvs::read_file(*text_path, "the text"), kvs::tokenizer::ChatTemplate::None);
+      req->prompt_ids =
+          kvs::tokenizer::build_prompt_ids(*tok, kvs::tokenizer::read_utf8_text_file(*text_path),
+                                           kvs::tokenizer::ChatTemplate::None);
       if (*prompt_tokens > 0 && int64_t(req->prompt_ids.size()) > *prompt_tokens)
         req->prompt_ids.resize(size_t(*prompt_tokens));
     }

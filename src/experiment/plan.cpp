@@ -120,20 +120,31 @@ std::string plan_text(const ExperimentSpec& spec, const Plan& plan) {
                     static_cast<long long>(j.evaluations[0].budget), m.family.c_str(), m.evals);
       continue;
     }
+    size_t decode_time = 0;
     for (const Evaluation& e : j.evaluations) {
       const MethodSpec& m = spec.method(e.method);
       if (m.full_cache()) {
         out << strfmt("%24s  %s (the whole cache, no eviction)\n", "", e.method.c_str());
         continue;
       }
-      out << strfmt("%24s  %s at B=%lld%s\n", "", e.method.c_str(), static_cast<long long>(e.budget),
-                    m.transfer.empty() ? "" : (" (best profile of " + m.transfer + ")").c_str());
+      out << strfmt("%24s  %s at B=%lld%s\n", "", e.method.c_str(),
+                    static_cast<long long>(e.budget),
+                    m.decode_time        ? " (decode-time: the target)"
+                    : m.transfer.empty() ? ""
+                                         : (" (best profile of " + m.transfer + ")").c_str());
+      if (m.decode_time) ++decode_time;
     }
     for (const Evaluation& s : j.searches)
       out << strfmt("%24s  test replay of the accepted states of %s at B=%lld\n", "", s.method.c_str(),
                     static_cast<long long>(s.budget));
-    out << strfmt("%24s  -> %zu policies on one prefill per dev and test question\n", "",
-                  j.evaluations.size());
+    out << strfmt(
+        "%24s  -> %zu policies on one prefill per dev and test question%s\n", "",
+        j.evaluations.size(),
+        decode_time == 0
+            ? ""
+            : strfmt(" (%zu decode-time ones on a shared decode with a prefill of its own)",
+                     decode_time)
+                  .c_str());
   }
   return out.str();
 }

@@ -111,6 +111,7 @@ MethodSpec parse_method(const json& object, const std::string& where, const Expe
       evict::policy_from_json(evict::policy_json_at_budget(*policy, budget, f.at("policy")),
                               f.at("policy"));
     m.policy_json = policy->dump();
+    m.decode_time = policy->contains("decoding");
   }
   m.datasets = dataset_subset(f, spec.datasets);
   if (!m.transfer.empty() && !m.datasets.empty())

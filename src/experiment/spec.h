@@ -43,6 +43,9 @@ struct MethodSpec {
   // A registered method's policy (family "policy"): evict/policy.h's JSON without "budget", which
   // the method's budgets set, e.g. {"method": "knorm"} or {"method": "snapkv", "window": 64}.
   std::string policy_json;
+  // A policy with a "decoding" schedule: decode-only, its budgets are its targets (answered on one
+  // shared decode of the decode-time policies, search/decode_time.h).
+  bool decode_time = false;
   std::vector<std::string> datasets;  // where it runs (e.g. an ablation on one task); empty: all
   // A profile's policy under an allocating wrapper (JSON "allocation", e.g. {"method": "adakv"}):
   // search::RunRequest::allocation_json. Empty: none.

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/files.h"
 #include "core/timer.h"
 #include "model/transformer.h"
 #include "search/decode_time.h"
@@ -35,10 +34,7 @@ PerplexityResult text_perplexity(const PerplexityRequest& request) {
   }
   for (const evict::Policy& p : policies) p.validate();
   if (request.block < 1) throw error_at("--block", "must be >= 1");
-  const std::string text = read_file(request.text_path, "the text");
-  if (!tokenizer::is_valid_utf8(text)) throw error_at(request.text_path, "is not UTF-8 text");
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw error_at(request.text_path, "is empty: no text to measure");
+  const std::string text = tokenizer::read_utf8_text_file(request.text_path);
   const model::Transformer model = model::Transformer::load(request.model_dir, request.load);
   const std::unique_ptr<tokenizer::Tokenizer> tok = tokenizer::load_tokenizer(request.model_dir);
   std::vector<int32_t> ids = tokenizer::build_prompt_ids(*tok, text, tokenizer::ChatTemplate::None);

@@ -2,6 +2,9 @@
 
 #include <cstdint>
 
+#include "core/error.h"
+#include "core/files.h"
+
 namespace kvs::tokenizer {
 
 namespace {
@@ -89,6 +92,14 @@ std::string replace_invalid_utf8(std::string_view bytes) {
     i += n;
   }
   return out;
+}
+
+std::string read_utf8_text_file(const std::string& path) {
+  std::string text = read_file(path, "the text");
+  if (!is_valid_utf8(text)) throw error_at(path, "is not UTF-8 text");
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw error_at(path, "is empty: no text to measure");
+  return text;
 }
 
 }  // namespace kvs::tokenizer

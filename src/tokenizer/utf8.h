@@ -18,4 +18,8 @@ bool is_valid_utf8(std::string_view bytes);
 // A truncated sequence such as F0 9F is one subpart, so it yields a single U+FFFD.
 std::string replace_invalid_utf8(std::string_view bytes);
 
+// A text file a measure reads (`perplexity --text`, `fidelity --text`): its contents, or an error
+// naming the file when it cannot be read, is not UTF-8 or holds no text (whitespace only).
+std::string read_utf8_text_file(const std::string& path);
+
 }  // namespace kvs::tokenizer

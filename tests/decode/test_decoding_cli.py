@@ -305,11 +305,14 @@ def main():
         binary = os.path.join(tmp, "latin1.txt")
         with open(binary, "wb") as f:
             f.write("caf\u00e9 au lait".encode("latin-1"))
+        policy = os.path.join(tmp, "streaming.json")
+        write_json(policy, {"method": "streaming_llm", "decoding": {"interval": 1, "target": 16}})
         for path, what in ((empty, "empty"), (binary, "not UTF-8")):
-            r = kvsearch("perplexity", "--model", MODEL, "--text", path)
-            _, problems = error_output(r, mentions=[path, what])
-            for p in problems:
-                check(False, f"perplexity of a text that is {what}: {p} ({r.stderr.strip()[:200]})")
+            for command in ("perplexity", "fidelity"):
+                r = kvsearch(command, "--model", MODEL, "--text", path, "--policy", policy)
+                _, problems = error_output(r, mentions=[path, what])
+                for p in problems:
+                    check(False, f"{command} of a text that is {what}: {p} ({r.stderr.strip()[:200]})")
     finish(passed="decode-time eviction: commands, rolling cache, perplexity and bad input")
 
 

@@ -2,7 +2,7 @@
 """Decode-time policies in experiments, end to end, on the experiment tests' tiny checkpoint and
 calibrated LongBench files (tests/experiment/fixtures.py: the gold answers are the full cache's):
 
-1. a spec whose methods are decode-time policies (a "decoding" schedule, the budgets setting its
+1. a spec whose methods are decode-time policies (the plan says which) (a "decoding" schedule, the budgets setting its
    target) runs beside the full cache and a prefill-time policy; every run is recorded with its
    test replay, and its policy with decoding.target = the run's budget and no budget of its own;
 2. a decode-time policy whose target holds the whole prompt and answer never compresses: its
@@ -87,6 +87,11 @@ def main():
         path = os.path.join(tmp, "decoding.json")
         write_json(path, spec())
         out = os.path.join(tmp, "out")
+        plan = must("experiment", "plan", path, "--longbench", lb)
+        decode_time = len(DECODING) * len(BUDGETS) + 1
+        check(f"({decode_time} decode-time ones on a shared decode" in plan and
+              f"Knorm (decoding) at B={BUDGETS[0]} (decode-time: the target)" in plan,
+              f"the plan does not say which policies are decode-time:\n{plan}")
         must("experiment", "run", path, "--model", model, "--longbench", lb, "--out", out,
              "--job-threads", 1)
         db = os.path.join(out, "results.sqlite")
