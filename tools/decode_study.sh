@@ -9,6 +9,9 @@ mkdir -p "$out/policies"
 text="$out/text.txt"
 cat /usr/share/common-licenses/GPL-2 /usr/share/common-licenses/GPL-3 > "$text"
 ppl_tokens=${PPL_TOKENS:-2048}; prompt_tokens=${PROMPT_TOKENS:-512}; new_tokens=${NEW_TOKENS:-512}
+# Blocks: the units of the paired comparisons (tools/decode_study_report.py runs kvsearch compare
+# over them): 32 blocks of 64 predicted tokens, 16 blocks of 32 fidelity steps.
+ppl_block=${PPL_BLOCK:-64}; fid_block=${FID_BLOCK:-32}
 for target in 128 256 512; do
   dir="$out/policies/$target"; mkdir -p "$dir"
   one='"interval": 1, "target": '$target', "buffer": 1'
@@ -25,9 +28,9 @@ for target in 128 256 512; do
   echo '{"method": "r_kv", "budget": '$target', "decoding": {"divide_length": 128, "target": '$target', "buffer": 8}}' > "$dir/10.json"
   echo '{"method": "random", "decoding": {'"$every"'}}' > "$dir/11.json"
   policies=(); for f in "$dir"/*.json; do policies+=(--policy "$f"); done
-  "$bin" --threads "$threads" perplexity --model smollm2-135m --text "$text" --max-tokens "$ppl_tokens" --block 512 \
+  "$bin" --threads "$threads" perplexity --model smollm2-135m --text "$text" --max-tokens "$ppl_tokens" --block "$ppl_block" \
       --full-cache "${policies[@]}" --json > "$out/perplexity-$target.json"
   "$bin" --threads "$threads" fidelity --model smollm2-135m --text "$text" --prompt-tokens "$prompt_tokens" \
-      --new-tokens "$new_tokens" --block 128 "${policies[@]}" --json > "$out/fidelity-$target.json"
+      --new-tokens "$new_tokens" --block "$fid_block" "${policies[@]}" --json > "$out/fidelity-$target.json"
   echo "target $target done"
 done

@@ -1,12 +1,22 @@
 #!/usr/bin/env python3
-"""The tables of results/example-decoding/README.md from the study's JSON files
-(tools/decode_study.sh): bounded-cache perplexity and fidelity to the full cache per policy and
-target. Usage: tools/decode_study_report.py DIR BINARY_LABEL > DIR/README.md"""
+"""The perplexity and fidelity sections of results/example-decoding/README.md from the study's JSON
+files (tools/decode_study.sh): per policy and target, bounded-cache perplexity and fidelity to the
+full cache, and paired comparisons whose figures are `kvsearch compare`'s own (its --scores-a and
+--scores-b files), the blocks of the decode as the paired units and Holm's correction over the
+three targets. Usage: tools/decode_study_report.py DIR BINARY_LABEL KVSEARCH > DIR/measures.md"""
 import json
+import math
 import os
+import subprocess
 import sys
+import tempfile
 
 TARGETS = (128, 256, 512)
+FULL = "full cache"
+# The pairs the findings compare (A, B): the sinks' effect, the paper's method against its base,
+# the native rules against each other, and every method against StreamingLLM's rolling cache.
+PAIRS = [("streaming_llm", "window only"), ("global", "snapkv"), ("tova", "h2o")]
+REFERENCE = "streaming_llm"
 
 
 def load(path):
@@ -14,52 +24,120 @@ def load(path):
         return json.load(f)
 
 
+def compare(binary, a_scores, b_scores):
+    """kvsearch compare over {dataset: [per-block scores]} files: its JSON."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for name, scores in (("a", a_scores), ("b", b_scores)):
+            paths.append(os.path.join(tmp, name + ".json"))
+            with open(paths[-1], "w", encoding="utf-8") as f:
+                json.dump(scores, f)
+        out = subprocess.run([binary, "compare", "--scores-a", paths[0], "--scores-b", paths[1], "--json"],
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+
+def per_target(c):
+    return {d["dataset"]: d for d in c["datasets"]}
+
+
+def cell(d, digits=3):
+    star = " *" if d["survives"] else ""
+    return (f"{d['difference']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}] "
+            f"{d['wins']}/{d['losses']}/{d['ties']}{star}")
+
+
 def main():
-    root, binary = sys.argv[1], sys.argv[2]
+    root, label, binary = sys.argv[1], sys.argv[2], sys.argv[3]
     ppl = {t: load(os.path.join(root, f"perplexity-{t}.json")) for t in TARGETS}
     fid = {t: load(os.path.join(root, f"fidelity-{t}.json")) for t in TARGETS}
     names = [r["name"] for r in ppl[TARGETS[0]]["results"]]
-    full = {t: next(r for r in ppl[t]["results"] if r["name"] == "full cache")["perplexity"] for t in TARGETS}
+    policies = [n for n in names if n != FULL]
+
+    def ppl_row(t, name):
+        return next(r for r in ppl[t]["results"] if r["name"] == name)
+
+    def fid_row(t, name):
+        return next(p for p in fid[t]["policies"] if p["name"] == name)
+
+    # Per-block scores, as compare reads them: {"T = 128": [...], ...}.
+    def log_ppl(name):
+        return {f"T = {t}": [math.log(x) for x in ppl_row(t, name)["block_perplexity"]] for t in TARGETS}
+
+    def block_kl(name):
+        return {f"T = {t}": fid_row(t, name)["block_kl"] for t in TARGETS}
+
+    def block_top1(name):
+        return {f"T = {t}": [100 * x for x in fid_row(t, name)["block_top1"]] for t in TARGETS}
+
     tokens = ppl[TARGETS[0]]["tokens"]
-    out = []
-    out.append("# A first decode-time study (SmolLM2-135M, CPU)\n")
-    out.append(f"Every policy on one shared decode, at cache targets {', '.join(map(str, TARGETS))} entries per "
-               f"KV head and layer. Binary: {binary}. How it was run, the text's source and licence, and "
-               f"what this study is not: [HOW.md](HOW.md).\n")
+    blocks = len(ppl_row(TARGETS[0], FULL)["block_perplexity"])
+    steps, prompt = fid[TARGETS[0]]["steps"], fid[TARGETS[0]]["prompt_tokens"]
+    fblocks = len(fid_row(TARGETS[0], policies[0])["block_kl"])
+    out = [f"Binary: {label}. Units of the paired comparisons: the blocks of one decode ({blocks} blocks "
+           f"of the perplexity run, {fblocks} of the fidelity run), neighbours in one text and so not "
+           f"independent: the intervals are narrower than over independent texts would be. Cells: "
+           f"A - B [95% bootstrap CI] and the blocks where A - B > 0 / < 0 / = 0, * where the exact sign test "
+           f"survives Holm's correction over the three targets (alpha 0.05); every figure is "
+           f"`kvsearch compare --scores-a --scores-b --json`'s.\n"]
+
     out.append(f"## Bounded-cache perplexity ({tokens} tokens, fed one at a time)\n")
-    out.append("| policy | " + " | ".join(f"T = {t}" for t in TARGETS) + " | vs full at T = 256 |")
+    out.append("| policy | " + " | ".join(f"T = {t}" for t in TARGETS) + " | largest cache (T = 256) |")
     out.append("|---|" + "---:|" * (len(TARGETS) + 1))
     for name in names:
-        row = []
-        for t in TARGETS:
-            r = next(r for r in ppl[t]["results"] if r["name"] == name)
-            row.append(f"{r['perplexity']:.2f}")
-        mid = next(r for r in ppl[256]["results"] if r["name"] == name)["perplexity"]
-        out.append(f"| {name} | " + " | ".join(row) + f" | {mid / full[256]:.2f}x |")
+        row = [f"{ppl_row(t, name)['perplexity']:.2f}" for t in TARGETS]
+        out.append(f"| {name} | " + " | ".join(row) + f" | {ppl_row(256, name)['largest_cache']} |")
     out.append("")
-    steps = fid[TARGETS[0]]["steps"]
-    prompt = fid[TARGETS[0]]["prompt_tokens"]
+    out.append(f"Against the full cache: log-perplexity per block of {tokens // blocks} tokens, policy - "
+               f"full cache (nats per token; lower is better, 0 is the full cache's).\n")
+    out.append("| policy | " + " | ".join(f"T = {t}" for t in TARGETS) + " |")
+    out.append("|---|" + "---|" * len(TARGETS))
+    full_scores = log_ppl(FULL)
+    for name in policies:
+        c = per_target(compare(binary, log_ppl(name), full_scores))
+        out.append(f"| {name} | " + " | ".join(cell(c[f"T = {t}"]) for t in TARGETS) + " |")
+    out.append("")
+
     out.append(f"## Fidelity to the full cache ({prompt}-token prompt, the full cache's own {steps}-token "
                f"continuation)\n")
     out.append("Teacher-forced: mean KL(full || policy) per step and top-1 agreement; free-running: the "
                "first step whose token differs (-1: none) and ROUGE-L over token ids.\n")
-    out.append("| policy | " + " | ".join(f"KL / top-1 / first / ROUGE-L at T = {t}" for t in TARGETS) + " |")
-    out.append("|---|" + "---|" * len(TARGETS))
-    for name in [p["name"] for p in fid[TARGETS[0]]["policies"]]:
+    out.append("| policy | " + " | ".join(f"KL / top-1 / first / ROUGE-L at T = {t}" for t in TARGETS)
+               + " | largest cache (T = 256) |")
+    out.append("|---|" + "---|" * len(TARGETS) + "---:|")
+    for name in policies:
         cells = []
         for t in TARGETS:
-            p = next(p for p in fid[t]["policies"] if p["name"] == name)
+            p = fid_row(t, name)
             cells.append(f"{p['mean_kl']:.3f} / {100 * p['top1']:.1f}% / {p['first_divergence']} / "
                          f"{p['rouge_l']:.3f}")
-        out.append(f"| {name} | " + " | ".join(cells) + " |")
+        out.append(f"| {name} | " + " | ".join(cells) + f" | {fid_row(256, name)['largest_cache']} |")
     out.append("")
-    out.append("## Largest cache held (entries per KV head and layer, T = 256)\n")
-    out.append("| policy | perplexity run | fidelity run |")
-    out.append("|---|---:|---:|")
-    for name in [p["name"] for p in fid[256]["policies"]]:
-        a = next(r for r in ppl[256]["results"] if r["name"] == name)["largest_cache"]
-        b = next(p for p in fid[256]["policies"] if p["name"] == name)["largest_cache"]
-        out.append(f"| {name} | {a} | {b} |")
+
+    out.append(f"## Paired comparisons (A - B over the blocks)\n")
+    out.append("Log-perplexity (nats per token, lower is better) and teacher-forced KL to the full cache "
+               "(nats, lower is better).\n")
+    out.append("| A vs B | measure | " + " | ".join(f"T = {t}" for t in TARGETS) + " |")
+    out.append("|---|---|" + "---|" * len(TARGETS))
+    pairs = PAIRS + [(n, REFERENCE) for n in policies if n != REFERENCE and (n, REFERENCE) not in PAIRS]
+    findings = []
+    for a, b in pairs:
+        for measure, scores in (("log-perplexity", log_ppl), ("KL", block_kl)):
+            c = per_target(compare(binary, scores(a), scores(b)))
+            out.append(f"| {a} vs {b} | {measure} | " + " | ".join(cell(c[f"T = {t}"]) for t in TARGETS) + " |")
+            if (a, b) in PAIRS:
+                for t in TARGETS:
+                    d = c[f"T = {t}"]
+                    if d["survives"]:
+                        better = a if d["difference"] < 0 else b
+                        findings.append(
+                            f"- T = {t}, {measure}: {a} - {b} = {d['difference']:+.3f} "
+                            f"[{d['low']:+.3f}, {d['high']:+.3f}], A - B > 0 / < 0 / = 0 in "
+                            f"{d['wins']}/{d['losses']}/{d['ties']} blocks, "
+                            f"p Holm {d['p_holm']:.2g}: {better} is closer to the full cache.")
+    out.append("")
+    out.append("## Findings (the pairs above whose difference survives Holm)\n")
+    out.extend(findings or ["- none"])
     out.append("")
     print("\n".join(out))
 
