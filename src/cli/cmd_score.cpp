@@ -22,6 +22,7 @@ struct ScoreOptions {
   std::string per_example;
   bool e = false;
   bool raw = false;
+  std::string thinking = "keep";
   int indent = 4;
 };
 
@@ -31,14 +32,21 @@ void run_score(const ScoreOptions& o) {
   if (!o.longbench_dir.empty()) load_config(o.longbench_dir);  // registers its declared datasets
   std::optional<Metric> metric;
   if (!o.metric.empty()) metric = metric_from_name(o.metric);
+  Thinking thinking = Thinking::Keep;
+  try {
+    thinking = parse_thinking(o.thinking);
+  } catch (const kvs::Error& e) {
+    throw kvs::Error(std::string("--thinking: ") + e.what());
+  }
   std::vector<DatasetResult> results;
   if (!o.pred_dir.empty()) {
-    results = evaluate_directory(o.pred_dir, o.e, variant, metric);
+    results = evaluate_directory(o.pred_dir, o.e, variant, metric, thinking);
   } else if (metric && !o.predictions.empty()) {
     const std::string name = std::filesystem::path(o.predictions).stem().string();
-    results.push_back(evaluate_file_with_metric(o.predictions, name, *metric, o.e, variant));
+    results.push_back(
+        evaluate_file_with_metric(o.predictions, name, *metric, o.e, variant, thinking));
   } else if (!o.dataset.empty() && !o.predictions.empty()) {
-    results.push_back(evaluate_file(o.predictions, o.dataset, o.e, variant));
+    results.push_back(evaluate_file(o.predictions, o.dataset, o.e, variant, thinking));
   } else {
     throw kvs::Error(
         "score: give --pred-dir DIR, or --predictions FILE with --dataset NAME or --metric NAME");
@@ -70,6 +78,11 @@ void setup_score(CLI::App& parent) {
   cmd->add_flag("--e", options->e, "LongBench-E: scores per length bucket (0-4k, 4-8k, 8k+)");
   cmd->add_flag("--raw", options->raw,
                 "Score whole outputs, without the first-line rule (the search's dev score)");
+  cmd->add_option(
+         "--thinking", options->thinking,
+         "What the scorer sees of a prediction: keep (all of it) | strip (what follows its "
+         "last </think>), as run --thinking")
+      ->capture_default_str();
   cmd->add_option("--per-example", options->per_example,
                   "Also write {dataset: [per-example scores]} to this file");
   cmd->add_option("--indent", options->indent, "JSON indentation (eval.py uses 4)")

@@ -24,7 +24,8 @@ std::vector<PredictionLine> load_predictions(const std::string& path) {
 namespace {
 
 DatasetResult evaluate_lines(const std::string& path, const std::string& dataset, Metric metric,
-                             bool first_line_only, bool e, ScoreVariant variant) {
+                             bool first_line_only, bool e, ScoreVariant variant,
+                             Thinking thinking) {
   const auto lines = load_predictions(path);
   if (lines.empty()) throw error_at(path, "no predictions in the file");
   const auto& all_classes = lines.back().all_classes;
@@ -38,9 +39,9 @@ DatasetResult evaluate_lines(const std::string& path, const std::string& dataset
   for (size_t i = 0; i < lines.size(); ++i) {
     const auto& line = lines[i];
     try {
-      result.per_example.push_back(score_with_metric(metric, first_line_only, line.pred, line.answers,
-                                                     all_classes ? *all_classes : no_classes,
-                                                     variant));
+      result.per_example.push_back(
+          score_with_metric(metric, first_line_only, scored_text(line.pred, thinking), line.answers,
+                            all_classes ? *all_classes : no_classes, variant));
     } catch (const Error& err) {
       throw error_at(path + ":" + std::to_string(i + 1), err.what());
     }
@@ -59,18 +60,19 @@ DatasetResult evaluate_lines(const std::string& path, const std::string& dataset
 }  // namespace
 
 DatasetResult evaluate_file(const std::string& path, const std::string& dataset, bool e,
-                            ScoreVariant variant) {
+                            ScoreVariant variant, Thinking thinking) {
   const auto& info = dataset_info(dataset);
-  return evaluate_lines(path, dataset, info.metric, info.first_line_only, e, variant);
+  return evaluate_lines(path, dataset, info.metric, info.first_line_only, e, variant, thinking);
 }
 
 DatasetResult evaluate_file_with_metric(const std::string& path, const std::string& name,
-                                        Metric metric, bool e, ScoreVariant variant) {
-  return evaluate_lines(path, name, metric, false, e, variant);
+                                        Metric metric, bool e, ScoreVariant variant,
+                                        Thinking thinking) {
+  return evaluate_lines(path, name, metric, false, e, variant, thinking);
 }
 
-std::vector<DatasetResult> evaluate_directory(const std::string& dir, bool e,
-                                              ScoreVariant variant, std::optional<Metric> metric) {
+std::vector<DatasetResult> evaluate_directory(const std::string& dir, bool e, ScoreVariant variant,
+                                              std::optional<Metric> metric, Thinking thinking) {
   if (!std::filesystem::is_directory(dir)) throw error_at(dir, "not a directory");
   std::map<std::string, std::string> files;  // dataset -> path
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -91,8 +93,9 @@ std::vector<DatasetResult> evaluate_directory(const std::string& dir, bool e,
   if (files.empty()) throw error_at(dir, "no <dataset>.jsonl prediction files");
   std::vector<DatasetResult> results;
   const auto score = [&](const std::string& dataset, const std::string& path) {
-    results.push_back(metric ? evaluate_file_with_metric(path, dataset, *metric, e, variant)
-                             : evaluate_file(path, dataset, e, variant));
+    results.push_back(metric
+                          ? evaluate_file_with_metric(path, dataset, *metric, e, variant, thinking)
+                          : evaluate_file(path, dataset, e, variant, thinking));
   };
   for (const auto& info : english_datasets()) {
     const auto it = files.find(info.name);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "longbench/scorer.h"
+#include "longbench/thinking.h"
 
 namespace kvs::longbench {
 
@@ -29,15 +30,18 @@ struct DatasetResult {
   std::optional<LengthBucketScores> buckets;  // with LongBench-E scoring
 };
 
-// Scores one prediction file of `dataset`. With `e`, every line needs a length.
+// Scores one prediction file of `dataset`. With `e`, every line needs a length. `thinking`: what
+// the scorer sees of each prediction (thinking.h; run's --thinking).
 DatasetResult evaluate_file(const std::string& path, const std::string& dataset, bool e,
-                            ScoreVariant variant = ScoreVariant::Official);
+                            ScoreVariant variant = ScoreVariant::Official,
+                            Thinking thinking = Thinking::Keep);
 
 // Scores one prediction file with `metric` alone (no first-line rule), the result named `name`:
 // RULER's string_match_all / string_match_part on any prediction file.
 DatasetResult evaluate_file_with_metric(const std::string& path, const std::string& name,
                                         Metric metric, bool e,
-                                        ScoreVariant variant = ScoreVariant::Official);
+                                        ScoreVariant variant = ScoreVariant::Official,
+                                        Thinking thinking = Thinking::Keep);
 
 // Every file of the directory whose name ends in "jsonl", the dataset being the name up to the
 // first '.' (as eval.py); results in the official dataset order, then registered datasets (a
@@ -45,6 +49,7 @@ DatasetResult evaluate_file_with_metric(const std::string& path, const std::stri
 // name is accepted. Errors on an unknown dataset, two files of one dataset, or no prediction file.
 std::vector<DatasetResult> evaluate_directory(const std::string& dir, bool e,
                                               ScoreVariant variant = ScoreVariant::Official,
-                                              std::optional<Metric> metric = std::nullopt);
+                                              std::optional<Metric> metric = std::nullopt,
+                                              Thinking thinking = Thinking::Keep);
 
 }  // namespace kvs::longbench

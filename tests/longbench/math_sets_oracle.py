@@ -171,6 +171,20 @@ def check_data_math(tmp):
                                "all_classes": None, "length": 1}])
     scored = json.loads(must("score", "--longbench", out, "--dataset", "gsm8k", "--predictions", predictions))
     check(scored == {"gsm8k": 50.0}, f"gsm8k predictions scored {scored}")
+    # score --thinking: the same rule as run's. The first answer's number is inside its thinking.
+    write_jsonl(predictions, [{"pred": "<think>so 1203 apples</think>", "answers": records[0]["answers"],
+                               "all_classes": None, "length": 1},
+                              {"pred": "<think>maybe 4</think> 5", "answers": records[1]["answers"],
+                               "all_classes": None, "length": 1}])
+    for rule, expected in (("keep", 100.0), ("strip", 50.0)):
+        scored = json.loads(must("score", "--longbench", out, "--dataset", "gsm8k", "--predictions", predictions,
+                                 "--thinking", rule))
+        check(scored == {"gsm8k": expected}, f"score --thinking {rule}: {scored}, expected {expected}")
+    r = kvsearch("score", "--longbench", out, "--dataset", "gsm8k", "--predictions", predictions,
+                 "--thinking", "drop")
+    _, problems = error_output(r, mentions=["--thinking", "drop", "keep or strip"])
+    for p in problems:
+        check(False, f"score --thinking drop: {p} ({r.stderr.strip()[:200]})")
 
     # The plumbing end to end (SmolLM2 cannot do the sums): a fixed policy on the GSM8K set, its
     # dev question then its test question, answers scored after any thinking section; the rule is
