@@ -3,7 +3,9 @@
 files (tools/decode_study.sh): per policy and target, bounded-cache perplexity and fidelity to the
 full cache, and paired comparisons whose figures are `kvsearch compare`'s own (its --scores-a and
 --scores-b files), the blocks of the decode as the paired units and Holm's correction over the
-three targets. Usage: tools/decode_study_report.py DIR BINARY_LABEL KVSEARCH > DIR/measures.md"""
+three targets; then, from the task study's database (DIR/tasks/results.sqlite, the experiment
+experiments/decoding_ruler.json), `kvsearch compare --db` of the chosen pairs at each target.
+Usage: tools/decode_study_report.py DIR BINARY_LABEL KVSEARCH > DIR/README.md"""
 import json
 import math
 import os
@@ -17,6 +19,12 @@ FULL = "full cache"
 # the native rules against each other, and every method against StreamingLLM's rolling cache.
 PAIRS = [("streaming_llm", "window only"), ("global", "snapkv"), ("tova", "h2o")]
 REFERENCE = "streaming_llm"
+# The task study's pairs, as its runs name the methods (kvsearch runs): the per-step rules against
+# each other and against their prefill-time counterparts. The scoring methods compress first after
+# step 8, when SmolLM2 has written the 7-digit answer (HOW.md): SnapKV against the full cache shows it.
+TASK_PAIRS = [("tova", "h2o"), ("tova", "streamingllm"), ("streamingllm", "window-only"),
+              ("streamingllm", "streamingllm-prefill"), ("tova", "snapkv-prefill"),
+              ("snapkv", "full-cache")]
 
 
 def load(path):
@@ -74,7 +82,38 @@ def main():
     blocks = len(ppl_row(TARGETS[0], FULL)["block_perplexity"])
     steps, prompt = fid[TARGETS[0]]["steps"], fid[TARGETS[0]]["prompt_tokens"]
     fblocks = len(fid_row(TARGETS[0], policies[0])["block_kl"])
-    out = [f"Binary: {label}. Units of the paired comparisons: the blocks of one decode ({blocks} blocks "
+    out = ["# A decode-time study (SmolLM2-135M, CPU)\n",
+           "Every policy of a prompt on one shared decode, at cache targets T = 128, 256, 512 entries per "
+           "KV head and layer: answers on RULER's needle tasks under decode-time eviction (a recorded "
+           "experiment: [tasks/README.md](tasks/README.md)), bounded-cache perplexity over a long text and "
+           "fidelity to the full cache on its own continuation (below). How each was run, the text's source "
+           "and licence, and what this study is not: [HOW.md](HOW.md).\n"]
+    tasks_db = os.path.join(root, "tasks", "results.sqlite")
+    if os.path.exists(tasks_db):
+        out.append("## Answers under decode-time eviction (RULER niah_single_1/2 at 2k, 60 + 60 test questions)\n")
+        out.append("`kvsearch compare --db tasks/results.sqlite --a A --b B --budget T --json`: the mean "
+                   "per-question difference in points over both tasks [95% bootstrap CI], the questions A "
+                   "wins / loses / ties, and per task the sign test after Holm over the two tasks (* where "
+                   "one survives at 0.05). The full table per method and target, with intervals, and the "
+                   "report's own findings: [tasks/README.md](tasks/README.md).\n")
+        out.append("| A vs B | " + " | ".join(f"T = {t}" for t in TARGETS) + " |")
+        out.append("|---|" + "---|" * len(TARGETS))
+        for a, b in TASK_PAIRS:
+            cells = []
+            for t in TARGETS:
+                r = subprocess.run([binary, "compare", "--db", tasks_db, "--a", a, "--b", b, "--budget",
+                                    str(t), "--json"], capture_output=True, text=True)
+                if r.returncode != 0:
+                    cells.append("-")
+                    continue
+                c = json.loads(r.stdout)
+                star = " *" if any(d["survives"] for d in c["datasets"]) else ""
+                cells.append(f"{c['difference']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}] "
+                             f"{c['wins']}/{c['losses']}/{c['ties']}{star}")
+            out.append(f"| {a} vs {b} | " + " | ".join(cells) + " |")
+        out.append("")
+    out += [f"## Perplexity and fidelity: how to read the comparisons\n",
+            f"Binary: {label}. Units of the paired comparisons: the blocks of one decode ({blocks} blocks "
            f"of the perplexity run, {fblocks} of the fidelity run), neighbours in one text and so not "
            f"independent: the intervals are narrower than over independent texts would be. Cells: "
            f"A - B [95% bootstrap CI] and the blocks where A - B > 0 / < 0 / = 0, * where the exact sign test "
@@ -119,7 +158,8 @@ def main():
                "(nats, lower is better).\n")
     out.append("| A vs B | measure | " + " | ".join(f"T = {t}" for t in TARGETS) + " |")
     out.append("|---|---|" + "---|" * len(TARGETS))
-    pairs = PAIRS + [(n, REFERENCE) for n in policies if n != REFERENCE and (n, REFERENCE) not in PAIRS]
+    pairs = PAIRS + [(n, REFERENCE) for n in policies
+                     if n != REFERENCE and (n, REFERENCE) not in PAIRS and (REFERENCE, n) not in PAIRS]
     findings = []
     for a, b in pairs:
         for measure, scores in (("log-perplexity", log_ppl), ("KL", block_kl)):
