@@ -94,7 +94,8 @@ def main():
         out.append("`kvsearch compare --db tasks/results.sqlite --a A --b B --budget T --json`: the mean "
                    "per-question difference in points over both tasks [95% bootstrap CI], the questions A "
                    "wins / loses / ties, and per task the sign test after Holm over the two tasks (* where "
-                   "one survives at 0.05). The runs' binary is named in tasks/README.md (f1ca813 here). The full table per method and target, with intervals, and the "
+                   f"one survives at 0.05). The runs' binary is named in tasks/README.md ({label} "
+                   "here). The full table per method and target, with intervals, and the "
                    "report's own findings: [tasks/README.md](tasks/README.md).\n")
         out.append("| A vs B | " + " | ".join(f"T = {t}" for t in TARGETS) + " |")
         out.append("|---|" + "---|" * len(TARGETS))
