@@ -15,6 +15,8 @@ debian_packages=(
   libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libsqlite3-dev sqlite3 libpcre2-dev libicu-dev libgtest-dev googletest
   wamerican  # /usr/share/dict/words: the word list of `kvsearch data ruler`
+  # `kvsearch data text`'s default: the King James Version (public domain) and its printer.
+  bible-kjv bible-kjv-text
   # The Slurm launcher's test starts its own single-node cluster (tools/slurm_local.sh) from these;
   # nothing here configures or enables the system's Slurm or munge services.
   munge slurmctld slurmd slurm-client

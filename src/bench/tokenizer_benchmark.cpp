@@ -1,10 +1,8 @@
 #include "bench/tokenizer_benchmark.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +13,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "core/rng.h"
+#include "core/subprocess.h"
 #include "core/timer.h"
 #include "tokenizer/tiktoken_reader.h"
 
@@ -133,12 +132,6 @@ class ScratchDir {
   std::vector<std::string> files_;
 };
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // Runs the tiktoken side; fills result.tiktoken / tiktoken_note / same_ids.
 void run_tiktoken(const std::string& tokenizer_file, const std::string& text,
                   const std::vector<int32_t>& our_ids, int repeats, const std::string& python,
@@ -151,30 +144,22 @@ void run_tiktoken(const std::string& tokenizer_file, const std::string& text,
   write_file(script, kTiktokenScript);
   write_file(pattern, llama3_pattern());
   write_file(text_file, text);
-  const std::string command =
-      shell_quote(python) + " " + shell_quote(script.string()) + " " +
-      shell_quote(fs::absolute(tokenizer_file).string()) + " " + shell_quote(pattern.string()) +
-      " " + shell_quote(text_file.string()) + " " + shell_quote(ids_file.string()) + " " +
-      std::to_string(repeats) + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    result.tiktoken_note = "cannot start " + python;
+  Captured run;
+  try {
+    run = capture({python, script.string(), fs::absolute(tokenizer_file).string(), pattern.string(),
+                   text_file.string(), ids_file.string(), std::to_string(repeats)});
+  } catch (const Error&) {
+    result.tiktoken_note = python + " was not found";
     return;
   }
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  const int status = pclose(pipe);
+  const std::string& output = run.output;
   const size_t last_line = output.find_last_of('\n', output.size() >= 2 ? output.size() - 2 : 0);
   const std::string line = output.substr(last_line == std::string::npos ? 0 : last_line + 1);
   nlohmann::json reply;
   try {
     reply = nlohmann::json::parse(line);
   } catch (const nlohmann::json::exception&) {
-    const bool not_found = WIFEXITED(status) && WEXITSTATUS(status) == 127;
-    result.tiktoken_note =
-        not_found ? python + " was not found" : "the tiktoken run failed: " + line.substr(0, 300);
+    result.tiktoken_note = "the tiktoken run failed: " + line.substr(0, 300);
     return;
   }
   if (reply.contains("error")) {

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "experiment/subprocess.h"
+#include "core/subprocess.h"
 #include "store/merge.h"
 #include "store/spec_growth.h"
 

@@ -1,17 +1,18 @@
 // The local launcher: every job is a `kvsearch experiment job` process with its output in
 // <out>/logs/; up to options.jobs run at once, stage by stage.
+#include <sys/wait.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sys/wait.h>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/strfmt.h"
+#include "core/subprocess.h"
 #include "core/timer.h"
 #include "experiment/launch.h"
-#include "experiment/subprocess.h"
 #include "experiment/work_estimate.h"
 
 namespace kvs::experiment {

@@ -8,8 +8,8 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/subprocess.h"
 #include "experiment/launch.h"
-#include "experiment/subprocess.h"
 
 namespace kvs::experiment {
 

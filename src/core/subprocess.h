@@ -1,12 +1,14 @@
-// Child processes for the launchers: kvsearch itself per job (local), sbatch and squeue (Slurm).
+// Child processes: kvsearch itself per experiment job (local launcher), sbatch and squeue (Slurm),
+// the programs that print data (`data text`'s default) and the benchmarks' Python references.
 // argv[0] is looked up in PATH. Torch-free.
 #pragma once
 
-#include <string>
 #include <sys/types.h>
+
+#include <string>
 #include <vector>
 
-namespace kvs::experiment {
+namespace kvs {
 
 // Starts argv with stdout and stderr appended to log_path; throws when it cannot start.
 pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log_path);
@@ -24,4 +26,4 @@ Captured capture(const std::vector<std::string>& argv);
 // The path of the running kvsearch binary (what the jobs run).
 std::string self_executable();
 
-}  // namespace kvs::experiment
+}  // namespace kvs

@@ -1,4 +1,4 @@
-#include "experiment/subprocess.h"
+#include "core/subprocess.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -13,7 +13,7 @@
 
 extern char** environ;
 
-namespace kvs::experiment {
+namespace kvs {
 
 namespace {
 
@@ -56,7 +56,8 @@ pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log_
 int wait_child(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw Error(std::string("waiting for a child process: ") + std::strerror(errno));
+    if (errno != EINTR)
+      throw Error(std::string("waiting for a child process: ") + std::strerror(errno));
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
@@ -93,10 +94,12 @@ std::string self_executable() {
   const std::string path(buffer, static_cast<size_t>(n));
   // A rebuild replaces the binary under a running launcher: its jobs would run other code.
   const std::string deleted = " (deleted)";
-  if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
-    throw Error(path.substr(0, path.size() - deleted.size()) +
-                " was replaced while this command ran (rebuilt?): rerun it to resume with the new binary");
+  if (path.size() > deleted.size() &&
+      path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
+    throw Error(
+        path.substr(0, path.size() - deleted.size()) +
+        " was replaced while this command ran (rebuilt?): rerun it to resume with the new binary");
   return path;
 }
 
-}  // namespace kvs::experiment
+}  // namespace kvs
