@@ -16,6 +16,7 @@ At the prefill and at every compression, per layer and KV head, kvsearch's held 
 reference's top-B up to scores tied within 1e-5 of the row's scale, and both sides compress at the
 same steps; the reference then keeps kvsearch's set. R-KV's own code gathers the kept rows in score
 order and max-pools over row neighbours at the next compression; kvsearch keeps position order.
+With KVS_MEASURE=1 the test also measures what R-KV's order changes on the same run.
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
@@ -174,7 +175,11 @@ def main():
               f"{len(trace)} compressions; kvsearch's held sets equal the reference's top-B in "
               f"{identical / max(decisions, 1):.1%} of {decisions} (compression, layer, KV head) decisions; "
               f"{len(problems)} outside the tie band")
-        # R-KV's own row order, measured on the same run.
+        # R-KV's own row order, measured on the same run: two more decodes (about 110 s of the
+        # suite) for a figure docs/decoding.md states, so only where asked.
+        if os.environ.get("KVS_MEASURE") != "1":
+            finish(passed="R-KV's decode-time rule equals its reference (its row order's effect: "
+                          "KVS_MEASURE=1)")
         by_position = run_rule(model, tap, ids, teacher, steps, own_decisions("position"))
         by_score = run_rule(model, tap, ids, teacher, steps, own_decisions("score"))
         differ = [len(set(by_position[l][h].tolist()) ^ set(by_score[l][h].tolist())) // 2
