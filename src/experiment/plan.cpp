@@ -25,6 +25,13 @@ nlohmann::json method_json(const ExperimentSpec& spec, const std::string& name) 
   throw error_at(spec.path, "no method named '" + name + "'");
 }
 
+// What a method's B means in the plan, where it is not a prefill budget of its own.
+std::string budget_note(const MethodSpec& m) {
+  if (m.decode_time) return " (decode-time: the target)";
+  if (!m.transfer.empty()) return " (best profile of " + m.transfer + ")";
+  return "";
+}
+
 // What a job's results depend on: its evaluations with their methods, and the settings shared by
 // the experiment.
 std::string job_spec_json(const ExperimentSpec& spec, const Job& job) {
@@ -128,10 +135,7 @@ std::string plan_text(const ExperimentSpec& spec, const Plan& plan) {
         continue;
       }
       out << strfmt("%24s  %s at B=%lld%s\n", "", e.method.c_str(),
-                    static_cast<long long>(e.budget),
-                    m.decode_time        ? " (decode-time: the target)"
-                    : m.transfer.empty() ? ""
-                                         : (" (best profile of " + m.transfer + ")").c_str());
+                    static_cast<long long>(e.budget), budget_note(m).c_str());
       if (m.decode_time) ++decode_time;
     }
     for (const Evaluation& s : j.searches)

@@ -10,6 +10,15 @@
 
 namespace kvs::model {
 
+at::Tensor without_early_stops(const at::Tensor& logits, int64_t generated, int64_t min_new_tokens,
+                               const std::set<int32_t>& stop_ids) {
+  if (generated >= min_new_tokens || stop_ids.empty()) return logits;
+  at::Tensor masked = logits.clone();
+  for (int32_t id : stop_ids)
+    if (id >= 0 && id < masked.size(1)) masked.select(1, id).fill_(-INFINITY);
+  return masked;
+}
+
 GreedyResult greedy_decode(const Transformer& model, DecodeCache& cache,
                            const at::Tensor& first_logits, const GreedyOptions& options) {
   c10::InferenceMode inference;
@@ -27,12 +36,9 @@ GreedyResult greedy_decode(const Transformer& model, DecodeCache& cache,
   reserve_decode_slots(cache, max_new);
   for (int64_t step = 0; step < max_new; ++step) {
     if (options.collect_logits) step_logits.push_back(logits.to(at::kCPU));
-    if (step < options.min_new_tokens && !options.stop_ids.empty()) {
-      logits = logits.clone();
-      for (int32_t id : options.stop_ids)
-        if (id >= 0 && id < logits.size(1)) logits.select(1, id).fill_(-INFINITY);
-    }
-    at::Tensor next = logits.argmax(-1).to(at::kCPU);
+    at::Tensor next = without_early_stops(logits, step, options.min_new_tokens, options.stop_ids)
+                          .argmax(-1)
+                          .to(at::kCPU);
     const auto* next_ids = next.data_ptr<int64_t>();
     std::vector<int64_t> still_running;  // indices into `running`
     for (size_t i = 0; i < running.size(); ++i) {

@@ -27,6 +27,13 @@ struct GreedyResult {
   int64_t steps = 0;
 };
 
+// The logits a greedy step chooses from, [rows, vocab]: `logits` with the stop ids at -inf while
+// the rows hold fewer than `min_new_tokens` generated tokens (`generated`: the count before this
+// choice), else `logits` itself. The one rule of an answer's minimum length (greedy_decode, and the
+// decode-time shared decode).
+at::Tensor without_early_stops(const at::Tensor& logits, int64_t generated, int64_t min_new_tokens,
+                               const std::set<int32_t>& stop_ids);
+
 // first_logits [batch, vocab]: the logits that choose each row's first new token (from the
 // prefill, shared by all rows). Always produces at least one token per row; a row stops at a stop
 // id or max_new_tokens; the loop ends when every row has stopped. A stopped row leaves the batch
