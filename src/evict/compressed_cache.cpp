@@ -128,7 +128,7 @@ void CompressingObserver::assemble(size_t layer) {
     f.counts.resize(seen_.size());
     f.counts[layer] = head_counts.back();
     f.kept_entries += total;
-    f.held_bytes += heads * longest * slot_bytes_;
+    f.held_bytes += total * slot_bytes_;
     f.uniform_bytes += heads * ((total + heads - 1) / std::max<int64_t>(heads, 1)) * slot_bytes_;
     kept_positions_[p][layer] = kept;
   }

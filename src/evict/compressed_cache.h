@@ -11,9 +11,10 @@
 //   model::DecodeCache cache = observer.take_cache();  // then greedy_decode(model, cache, ...)
 //
 // Layout: kept entries in ascending position order, the W window tokens last; decode tokens are
-// appended, never evicted; a ragged policy's (adakv's) heads keep different counts: each head is
-// left-padded to the layer's longest head, which costs (longest - count_h) slots of keys and
-// values per head h (footprint() says how many bytes, beside the uniform layout's); next_position =
+// appended, never evicted; a ragged policy's (adakv's) heads keep different counts, and policies
+// of one batch may keep different budgets: the layer is then stored in segments, each (row, head)
+// holding its own count and no padding (model/kv_cache.h; footprints() gives the bytes beside the
+// uniform layout's); next_position =
 // the prompt length (RoPE continues from the original prompt, kept keys keep their rotation). A
 // prompt shorter than a policy's budget keeps everything. A policy whose budgets move between
 // layers (cake) is decided once every layer is seen: until then the observer holds each layer's
@@ -52,11 +53,10 @@ class CompressingObserver final : public model::PrefillObserver {
   // The assembled cache once every layer was seen (throws otherwise); leaves the observer empty.
   model::DecodeCache take_cache();
 
-  // What one policy's row of the cache holds for the prompt, summed over the layers seen (a row
-  // alone; in a batch every row is also padded to the batch's longest row).
+  // What one policy's row of the cache holds for the prompt, summed over the layers seen.
   struct Footprint {
     int64_t kept_entries = 0;   // prompt entries kept, summed over the cache heads
-    int64_t held_bytes = 0;     // keys + values of cache_heads x (the layer's longest head) slots
+    int64_t held_bytes = 0;     // keys + values of its kept entries: the layer stores no padding
     int64_t uniform_bytes = 0;  // the same mean budget, uniform: cache_heads x ceil(mean) slots
     std::vector<std::vector<int64_t>> counts;  // per layer seen, per cache head: entries kept
   };

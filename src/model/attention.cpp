@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/error.h"
 #include "cpu/flash_attention.h"
@@ -198,11 +199,9 @@ at::Tensor prefill_attention_column_sums(const at::Tensor& q, const at::Tensor& 
 at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
                             std::optional<int64_t> sliding_window) {
   const int64_t batch = q.size(0), heads = q.size(1), t = q.size(2), d = q.size(3);
-  const int64_t cache_heads = layer.keys.size(1), slots = layer.used;
+  const int64_t cache_heads = layer.heads, slots = layer.used;
   const int64_t group = heads / cache_heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  const at::Tensor keys = layer.keys.narrow(2, 0, slots);
-  const at::Tensor values = layer.values.narrow(2, 0, slots);
   // Rows ordered (group member, token): query head h = cache head h / group.
   const at::Tensor qg = q.reshape({batch, cache_heads, group * t, d});
   const bool window_cuts = sliding_window && *sliding_window < slots;
@@ -216,14 +215,13 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
   auto attend = [&](const at::Tensor& scores) {
     if (layer.prefix_mask.defined()) scores.narrow(-1, 0, layer.prefix_len).add_(layer.prefix_mask);
     if (step_mask.defined()) scores.add_(step_mask);
-    return at::softmax(scores, -1).to(values.scalar_type());
+    return at::softmax(scores, -1).to(layer.values.scalar_type());
   };
   if (float_cpu_kernels_apply(q, layer)) {
     // Scores and weighted values over blocks of cached keys, spread over the intra-op threads:
     // every (row, head) streams its keys and values once, and a few heads still keep every
     // thread busy.
-    const int64_t rows = group * t, cache_rows = layer.keys.size(2),
-                  heads_total = batch * cache_heads;
+    const int64_t rows = group * t, heads_total = batch * cache_heads;
     const at::Tensor q_scaled = (qg * scale).contiguous();
     at::Tensor scores = at::empty({batch, cache_heads, rows, slots}, q.options());
     const float* qp = q_scaled.data_ptr<float>();
@@ -237,6 +235,10 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     const auto padding = [&](int64_t bh) {
       return layer.head_padding.empty() ? int64_t{0} : layer.head_padding[static_cast<size_t>(bh)];
     };
+    // The row of keys / values holding a (row, head)'s slot s is base(bh) + s (s >= its padding).
+    const auto base = [&](int64_t bh) {
+      return layer.segmented() ? layer.segment_base[static_cast<size_t>(bh)] : bh * layer.capacity;
+    };
     // Tasks go to the threads as they finish theirs: kept counts differ by policy and by head.
     const auto each_block = [&](const auto& task) {
       cpu::for_each_task(heads_total * key_blocks,
@@ -244,13 +246,28 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
     };
     each_block([&](int64_t bh, int64_t first, int64_t) {
       const int64_t last = std::min(slots, first + kKeyBlock);
-      const int64_t start = std::clamp(padding(bh) / 4 * 4, first, last);
+      const int64_t pad = padding(bh);
+      int64_t start = std::clamp(pad / 4 * 4, first, last);
       float* block_scores = sp + bh * rows * slots;
+      const float* head_q = qp + bh * rows * d;
       for (int64_t r = 0; r < rows; ++r)
         std::fill(block_scores + r * slots + first, block_scores + r * slots + start, 0.0f);
+      if (layer.segmented() && start < pad && start < last) {
+        // The group of four keys that starts in the padding, whose slots the segmented layout
+        // does not store: its keys from a scratch with the padding's zeros, so that every key is
+        // summed by the same path as in the dense layout.
+        const int64_t end = std::min(start + 4, last);
+        thread_local std::vector<float> scratch;
+        scratch.assign(static_cast<size_t>(4 * d), 0.0f);
+        std::copy(kp + (base(bh) + pad) * d, kp + (base(bh) + end) * d,
+                  scratch.data() + (pad - start) * d);
+        cpu::row_product(head_q, rows, d, scratch.data(), 0, end - start, block_scores + start,
+                         slots);
+        start = end;
+      }
       if (start < last)
-        cpu::row_product(qp + bh * rows * d, rows, d, kp + bh * cache_rows * d, start, last,
-                         block_scores, slots);
+        cpu::row_product(head_q, rows, d, kp + (base(bh) + start) * d, 0, last - start,
+                         block_scores + start, slots);
     });
     const at::Tensor probs = attend(scores).contiguous();
     // Each task weighs one block of keys' values (read once, in cache for every column block);
@@ -267,11 +284,12 @@ at::Tensor cached_attention(const at::Tensor& q, const LayerCache& layer,
         return;
       }
       cpu::row_combination(pp + bh * rows * slots + start, rows, slots, last - start,
-                           vp + (bh * cache_rows + start) * d, d, part + i * rows * d, d);
+                           vp + (base(bh) + start) * d, d, part + i * rows * d, d);
     });
     const at::Tensor out = key_blocks == 1 ? partial.squeeze(2) : partial.sum(2);
     return out.view({batch, heads, t, d});
   }
+  const auto [keys, values] = dense_entries(layer);
   const at::Tensor scores = at::matmul(qg, keys.transpose(2, 3)).to(at::kFloat) * scale;
   return at::matmul(attend(scores), values).view({batch, heads, t, d});
 }

@@ -11,6 +11,45 @@
 
 namespace kvs::model {
 
+namespace {
+
+int64_t padding_of(const LayerCache& layer, int64_t i) {
+  return layer.head_padding.empty() ? 0 : layer.head_padding[static_cast<size_t>(i)];
+}
+
+// A segmented layer re-laid with `capacity` slots per (row, head), keeping the given rows (in
+// order): each segment's filled slots are copied, its reserved ones left unwritten.
+void relay_segments(LayerCache& layer, const std::vector<int64_t>& rows, int64_t capacity) {
+  const int64_t heads = layer.heads;
+  std::vector<int64_t> padding, base;
+  int64_t total = 0;
+  for (int64_t r : rows)
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t pad = padding_of(layer, r * heads + h);
+      padding.push_back(pad);
+      base.push_back(total - pad);
+      total += capacity - pad;
+    }
+  at::Tensor keys = at::empty({total, layer.keys.size(1)}, layer.keys.options());
+  at::Tensor values = at::empty_like(keys);
+  for (size_t j = 0; j < rows.size(); ++j)
+    for (int64_t h = 0; h < heads; ++h) {
+      const size_t to = j * static_cast<size_t>(heads) + static_cast<size_t>(h);
+      const int64_t from = rows[j] * heads + h, pad = padding[to];
+      const int64_t filled = layer.used - pad;
+      if (filled <= 0) continue;
+      const int64_t src = layer.segment_base[static_cast<size_t>(from)] + pad;
+      keys.narrow(0, base[to] + pad, filled).copy_(layer.keys.narrow(0, src, filled));
+      values.narrow(0, base[to] + pad, filled).copy_(layer.values.narrow(0, src, filled));
+    }
+  layer.keys = std::move(keys);
+  layer.values = std::move(values);
+  layer.segment_base = std::move(base);
+  layer.capacity = capacity;
+}
+
+}  // namespace
+
 LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tensor>>& rows,
                                 int64_t extra_capacity,
                                 const std::vector<std::vector<int64_t>>& head_counts) {
@@ -34,47 +73,128 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
     longest = std::max(longest, k.size(1));
   }
   const int64_t batch = static_cast<int64_t>(rows.size());
+  auto held = [&](size_t b, int64_t h) {
+    return head_counts.empty() ? rows[b].first.size(1) : head_counts[b][static_cast<size_t>(h)];
+  };
+  std::vector<int64_t> padding;  // per (row, head)
+  for (size_t b = 0; b < rows.size(); ++b)
+    for (int64_t h = 0; h < heads; ++h) padding.push_back(longest - held(b, h));
   LayerCache cache;
-  cache.keys = at::empty({batch, heads, longest + extra_capacity, head_dim}, first.options());
-  cache.values = at::empty_like(cache.keys);
+  cache.batch = batch;
+  cache.heads = heads;
+  cache.capacity = longest + extra_capacity;
   cache.prefix_len = longest;
   cache.used = longest;
-  std::vector<int64_t> padding;  // per (row, head)
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t kept = rows[b].first.size(1), pad = longest - kept;
-    if (pad > 0) {
-      cache.keys[b].narrow(1, 0, pad).zero_();
-      cache.values[b].narrow(1, 0, pad).zero_();
+  if (std::none_of(padding.begin(), padding.end(), [](int64_t pad) { return pad > 0; })) {
+    cache.keys = at::empty({batch, heads, cache.capacity, head_dim}, first.options());
+    cache.values = at::empty_like(cache.keys);
+    for (int64_t b = 0; b < batch; ++b) {
+      cache.keys[b].narrow(1, 0, longest).copy_(rows[static_cast<size_t>(b)].first);
+      cache.values[b].narrow(1, 0, longest).copy_(rows[static_cast<size_t>(b)].second);
     }
-    cache.keys[b].narrow(1, pad, kept).copy_(rows[b].first);
-    cache.values[b].narrow(1, pad, kept).copy_(rows[b].second);
+    return cache;
+  }
+  // Segmented: each (row, head) its held entries, then its reserved slots.
+  int64_t total = 0;
+  for (int64_t pad : padding) {
+    cache.segment_base.push_back(total - pad);
+    total += cache.capacity - pad;
+  }
+  cache.keys = at::empty({total, head_dim}, first.options());
+  cache.values = at::empty_like(cache.keys);
+  for (size_t b = 0; b < rows.size(); ++b) {
+    const auto& [k, v] = rows[b];
     for (int64_t h = 0; h < heads; ++h) {
-      const int64_t held = head_counts.empty() ? kept : head_counts[b][static_cast<size_t>(h)];
-      if (held < kept) {  // the head's own padding inside the row's slots: zero, as above
-        cache.keys[b][h].narrow(0, pad, kept - held).zero_();
-        cache.values[b][h].narrow(0, pad, kept - held).zero_();
-      }
-      padding.push_back(longest - held);
+      const size_t i = b * static_cast<size_t>(heads) + static_cast<size_t>(h);
+      const int64_t count = held(b, h), at = cache.segment_base[i] + padding[i];
+      cache.keys.narrow(0, at, count).copy_(k[h].narrow(0, k.size(1) - count, count));
+      cache.values.narrow(0, at, count).copy_(v[h].narrow(0, v.size(1) - count, count));
     }
   }
-  if (std::any_of(padding.begin(), padding.end(), [](int64_t pad) { return pad > 0; })) {
-    cache.prefix_mask = at::zeros({batch, heads, 1, longest}, first.options().dtype(at::kFloat));
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t h = 0; h < heads; ++h) {
-        const int64_t pad = padding[static_cast<size_t>(b * heads + h)];
-        if (pad > 0)
-          cache.prefix_mask[b][h].narrow(1, 0, pad).fill_(-std::numeric_limits<float>::infinity());
-      }
-    cache.head_padding = std::move(padding);
-  }
+  cache.prefix_mask = at::zeros({batch, heads, 1, longest}, first.options().dtype(at::kFloat));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t pad = padding[static_cast<size_t>(b * heads + h)];
+      if (pad > 0)
+        cache.prefix_mask[b][h].narrow(1, 0, pad).fill_(-std::numeric_limits<float>::infinity());
+    }
+  cache.head_padding = std::move(padding);
   return cache;
+}
+
+void append_entries(LayerCache& layer, const at::Tensor& keys, const at::Tensor& values) {
+  const int64_t t = keys.size(2);
+  if (layer.used + t > layer.capacity)
+    throw Error("append_entries: " + std::to_string(t) + " tokens past the layer's " +
+                std::to_string(layer.capacity) + " reserved slots");
+  if (!layer.segmented()) {
+    layer.keys.narrow(2, layer.used, t).copy_(keys);
+    layer.values.narrow(2, layer.used, t).copy_(values);
+  } else {
+    // Every (row, head)'s t slots in one index: segment_base[i] + used + j, in keys' row order.
+    std::vector<int64_t> slots;
+    slots.reserve(layer.segment_base.size() * static_cast<size_t>(t));
+    for (int64_t base : layer.segment_base)
+      for (int64_t j = 0; j < t; ++j) slots.push_back(base + layer.used + j);
+    const at::Tensor index =
+        at::tensor(slots, at::TensorOptions().dtype(at::kLong)).to(layer.keys.device());
+    const int64_t d = layer.keys.size(1);
+    layer.keys.index_copy_(0, index, keys.reshape({-1, d}).to(layer.keys.scalar_type()));
+    layer.values.index_copy_(0, index, values.reshape({-1, d}).to(layer.values.scalar_type()));
+  }
+  layer.used += t;
+}
+
+std::pair<at::Tensor, at::Tensor> last_entries(const LayerCache& layer, int64_t b, int64_t count) {
+  if (!layer.segmented())
+    return {layer.keys[b].narrow(1, layer.used - count, count),
+            layer.values[b].narrow(1, layer.used - count, count)};
+  std::vector<at::Tensor> keys, values;
+  for (int64_t h = 0; h < layer.heads; ++h) {
+    const int64_t i = b * layer.heads + h;
+    if (count > layer.used - padding_of(layer, i))
+      throw Error("last_entries: " + std::to_string(count) + " entries reach into the padding");
+    const int64_t from = layer.segment_base[static_cast<size_t>(i)] + layer.used - count;
+    keys.push_back(layer.keys.narrow(0, from, count));
+    values.push_back(layer.values.narrow(0, from, count));
+  }
+  return {at::stack(keys), at::stack(values)};
+}
+
+std::pair<at::Tensor, at::Tensor> dense_entries(const LayerCache& layer) {
+  if (!layer.segmented())
+    return {layer.keys.narrow(2, 0, layer.used), layer.values.narrow(2, 0, layer.used)};
+  const int64_t d = layer.keys.size(1);
+  at::Tensor keys = at::zeros({layer.batch, layer.heads, layer.used, d}, layer.keys.options());
+  at::Tensor values = at::zeros_like(keys);
+  for (int64_t b = 0; b < layer.batch; ++b)
+    for (int64_t h = 0; h < layer.heads; ++h) {
+      const int64_t i = b * layer.heads + h, pad = padding_of(layer, i);
+      const int64_t from = layer.segment_base[static_cast<size_t>(i)] + pad;
+      keys[b][h]
+          .narrow(0, pad, layer.used - pad)
+          .copy_(layer.keys.narrow(0, from, layer.used - pad));
+      values[b][h]
+          .narrow(0, pad, layer.used - pad)
+          .copy_(layer.values.narrow(0, from, layer.used - pad));
+    }
+  return {keys, values};
+}
+
+int64_t cache_bytes(const LayerCache& layer) {
+  return static_cast<int64_t>(layer.keys.nbytes() + layer.values.nbytes());
 }
 
 void reserve_decode_slots(DecodeCache& cache, int64_t extra) {
   for (LayerCache& layer : cache.layers) {
-    const int64_t capacity = layer.keys.size(2);
-    if (capacity - layer.used >= extra) continue;
-    const int64_t grown = std::max(layer.used + extra, capacity * 3 / 2);
+    if (layer.capacity - layer.used >= extra) continue;
+    const int64_t grown = std::max(layer.used + extra, layer.capacity * 3 / 2);
+    if (layer.segmented()) {
+      std::vector<int64_t> all(static_cast<size_t>(layer.batch));
+      for (int64_t b = 0; b < layer.batch; ++b) all[static_cast<size_t>(b)] = b;
+      relay_segments(layer, all, grown);
+      continue;
+    }
     auto grow = [&](const at::Tensor& t) {
       at::Tensor bigger = at::zeros({t.size(0), t.size(1), grown, t.size(3)}, t.options());
       bigger.narrow(2, 0, layer.used).copy_(t.narrow(2, 0, layer.used));
@@ -82,6 +202,7 @@ void reserve_decode_slots(DecodeCache& cache, int64_t extra) {
     };
     layer.keys = grow(layer.keys);
     layer.values = grow(layer.values);
+    layer.capacity = grown;
   }
 }
 
@@ -95,17 +216,21 @@ void keep_rows(DecodeCache& cache, const std::vector<int64_t>& rows) {
     const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong))
                                  .to(cache.layers.front().keys.device());
     for (LayerCache& layer : cache.layers) {
-      layer.keys = layer.keys.index_select(0, index);
-      layer.values = layer.values.index_select(0, index);
+      if (layer.segmented()) {
+        relay_segments(layer, rows, layer.capacity);
+      } else {
+        layer.keys = layer.keys.index_select(0, index);
+        layer.values = layer.values.index_select(0, index);
+      }
       if (layer.prefix_mask.defined()) layer.prefix_mask = layer.prefix_mask.index_select(0, index);
       if (!layer.head_padding.empty()) {
-        const int64_t heads = layer.keys.size(1);
         std::vector<int64_t> kept_padding;
         for (int64_t r : rows)
-          for (int64_t h = 0; h < heads; ++h)
-            kept_padding.push_back(layer.head_padding[static_cast<size_t>(r * heads + h)]);
+          for (int64_t h = 0; h < layer.heads; ++h)
+            kept_padding.push_back(layer.head_padding[static_cast<size_t>(r * layer.heads + h)]);
         layer.head_padding = std::move(kept_padding);
       }
+      layer.batch = static_cast<int64_t>(rows.size());
     }
   }
   if (!cache.row_positions.empty()) {

@@ -200,14 +200,11 @@ at::Tensor Transformer::extend(const at::Tensor& tokens, DecodeCache& cache,
                    rope);
     at::Tensor v =
         project_heads(h, w.v_proj, w.blocks.v_proj, w.v_bias, {}, kv_heads, eps).transpose(1, 2);
-    const int64_t cache_heads = layer.keys.size(1);
-    if (cache_heads != kv_heads) {  // a per-query-head cache stores every head's copy
-      k = k.repeat_interleave(cache_heads / kv_heads, 1);
-      v = v.repeat_interleave(cache_heads / kv_heads, 1);
+    if (layer.heads != kv_heads) {  // a per-query-head cache stores every head's copy
+      k = k.repeat_interleave(layer.heads / kv_heads, 1);
+      v = v.repeat_interleave(layer.heads / kv_heads, 1);
     }
-    layer.keys.narrow(2, layer.used, t).copy_(k);
-    layer.values.narrow(2, layer.used, t).copy_(v);
-    layer.used += t;
+    append_entries(layer, k, v);
     // Slots are positions only in an uncompressed cache; only there can a window be measured.
     const bool slots_are_positions = layer.used == cache.next_position + t && !layer.prefix_mask.defined();
     const at::Tensor attn =

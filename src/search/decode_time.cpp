@@ -14,6 +14,7 @@
 #include "evict/compressed_cache.h"
 #include "evict/layer_selection.h"
 #include "model/decode_observer.h"
+#include "model/generate.h"
 #include "model/rope.h"
 #include "model/transformer.h"
 #include "search/layout_groups.h"
@@ -101,13 +102,6 @@ at::Tensor per_query_head(const at::Tensor& kept, int64_t heads) {
 
 at::Tensor stack_rows(const std::deque<at::Tensor>& rows) {
   return at::stack(std::vector<at::Tensor>(rows.begin(), rows.end()), 1);  // [heads, S, d]
-}
-
-// Row b's entries in a layer of the batch: the last `count` slots before `used`.
-std::pair<at::Tensor, at::Tensor> row_entries(const model::LayerCache& layer, int64_t b,
-                                              int64_t count) {
-  return {layer.keys[b].narrow(1, layer.used - count, count),
-          layer.values[b].narrow(1, layer.used - count, count)};
 }
 
 at::Tensor positions_of(const RowState& row, size_t layer, int64_t seen) {
@@ -224,7 +218,7 @@ void add_step_attention(RowState& row, int64_t b, const model::DecodeCache& batc
     const model::LayerCache& layer = batch.layers[l];
     at::Tensor& sums = row.sums[l];
     const int64_t count = sums.size(1) + 1;
-    const at::Tensor keys = layer.keys[b].narrow(1, layer.used - count, count).to(at::kFloat);
+    const at::Tensor keys = model::last_entries(layer, b, count).first.to(at::kFloat);
     const at::Tensor q = row.queries[l].back().to(at::kFloat);  // [heads, d]
     const int64_t kv_heads = keys.size(0), heads = q.size(0), d = q.size(1);
     const at::Tensor logits =
@@ -319,7 +313,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
       for (size_t l = 0; l < layers; ++l) {
         const at::Tensor kept = g.observer->kept_positions(r)[l].to(at::kCPU);
         row.held.push_back(kept);
-        entries[l][g.members[r]] = row_entries(cache.layers[l], int64_t(r), kept.size(1));
+        entries[l][g.members[r]] = model::last_entries(cache.layers[l], int64_t(r), kept.size(1));
       }
     }
   }
@@ -329,7 +323,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
     for (size_t l = 0; l < layers; ++l) {
       const model::LayerCache& full = pre.cache.layers[l];
       rows[b].held.push_back(at::arange(n, cpu_long).unsqueeze(0).expand({kv_heads, n}).clone());
-      entries[l][b] = row_entries(full, 0, n);
+      entries[l][b] = model::last_entries(full, 0, n);
     }
   }
   const int64_t heads = model.config().num_attention_heads;
@@ -386,8 +380,7 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
   if (options.full_cache) full = std::move(pre.cache);
   auto bytes_of = [](const model::DecodeCache& cache) {
     int64_t bytes = 0;
-    for (const model::LayerCache& layer : cache.layers)
-      bytes += int64_t(layer.keys.nbytes() + layer.values.nbytes());
+    for (const model::LayerCache& layer : cache.layers) bytes += model::cache_bytes(layer);
     return bytes;
   };
   auto note_bytes = [&] {
@@ -420,12 +413,9 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
       fed = at::full({int64_t(out.rows.size())}, options.teacher[size_t(step - 1)], cpu_long);
     } else {
       auto choose = [&](const at::Tensor& l) {
-        if (step > options.min_new_tokens || options.stop_ids.empty())
-          return l.argmax(-1).to(at::kCPU);
-        at::Tensor masked = l.clone();
-        for (int32_t id : options.stop_ids)
-          if (id >= 0 && id < masked.size(1)) masked.select(1, id).fill_(-INFINITY);
-        return masked.argmax(-1).to(at::kCPU);
+        return model::without_early_stops(l, step - 1, options.min_new_tokens, options.stop_ids)
+            .argmax(-1)
+            .to(at::kCPU);
       };
       std::vector<at::Tensor> choices;
       if (k > 0) choices.push_back(choose(logits));
@@ -484,7 +474,8 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
         model::LayerCache& layer = batch.layers[l];
         std::vector<std::pair<at::Tensor, at::Tensor>> relaid(k);
         for (size_t b = 0; b < k; ++b)
-          relaid[b] = row_entries(layer, int64_t(b), positions_of(rows[b], l, seen).size(1));
+          relaid[b] =
+              model::last_entries(layer, int64_t(b), positions_of(rows[b], l, seen).size(1));
         for (size_t i = 0; i < due.size(); ++i) {
           RowState& row = rows[due[i]];
           const at::Tensor positions = positions_of(row, l, seen);

@@ -7,11 +7,12 @@
 // and keeps `target` entries per KV head and layer. A kept entry keeps the position it was
 // written at; the next token's position is the count of tokens seen.
 //
-// Each row keeps its own cache, of its own length: a row is left-padded (and masked) to the
-// batch's longest row only inside the batch's tensors, and a row that compresses is gathered and
-// the layer re-laid at that step. The full cache, when asked for, decodes as a batch of its own,
-// so that the policies' batch stays bounded; each policy's next-token distribution is then
-// compared with the full cache's at every step (KL divergence, top-1 agreement).
+// Each row keeps its own cache, of its own length: rows of different lengths are stored in
+// segments (model/kv_cache.h: no padding held; the attention masks it), and a row that compresses
+// is gathered and the layer re-laid at that step. The full cache, when asked for, decodes as a
+// batch of its own, so that the policies' batch stays bounded; each policy's next-token
+// distribution is then compared with the full cache's at every step (KL divergence, top-1
+// agreement).
 //
 // Steps: step s feeds token s (1-based) of the continuation, a teacher's or the row's own greedy
 // choice, and its logits predict token s + 1; token 1 is predicted by the prefill's last
@@ -71,8 +72,8 @@ struct DecodeTimeResult {
   double prefill_seconds = 0;
   double decode_seconds = 0;    // the steps' forwards
   double compress_seconds = 0;  // the compressions (scoring, gathering, re-laying the rows)
-  // The most bytes of keys and values the policies' batch cache held at once (padding and the
-  // slots reserved for the steps to the next re-lay included), and the full cache's.
+  // The most bytes of keys and values the policies' batch cache held at once (the slots reserved
+  // for the steps to the next re-lay included), and the full cache's.
   int64_t peak_cache_bytes = 0;
   int64_t full_cache_bytes = 0;
 };

@@ -27,16 +27,20 @@ def main():
         check(r["predictions_agree"], f"{r['disagreements']} (policy, question) answers differ in the batch")
         # Where the cache went: every method keeps B = 96 per head and layer on average (mixkv's
         # AdaKV host rounds each head's count: within one; KVCache-Factory's pyramid schedule,
-        # which pyramidkv and diverse follow, does not keep the uniform total), ragged heads hold
-        # more than the uniform layout, the others exactly it.
+        # which pyramidkv and diverse follow, does not keep the uniform total). Every row holds
+        # exactly its kept entries (SmolLM2: 30 layers x 3 KV heads x 64 x keys and values x 4
+        # bytes per entry, 9 query heads where a method keeps per query head), no padding: ragged
+        # heads (adakv, mixkv) no more than the uniform layout at the same mean budget.
         shapes = dict(zip(r["policy_names"], zip(r["kept_per_head"], r["held_bytes"], r["uniform_bytes"])))
         for name, (kept, held, uniform) in shapes.items():
             check(name in ("pyramidkv", "diverse") or abs(kept - 96) <= 1,
                   f"{name}: keeps {kept:.2f} per head and layer, not 96")
-            check(held >= uniform > 0, f"{name}: holds {held} bytes, the uniform layout {uniform}")
+            check(0 < held <= uniform, f"{name}: holds {held} bytes, the uniform layout {uniform}")
+            per_entry = 64 * 2 * 4
+            check(held % per_entry == 0 and held // per_entry in (round(kept * 30 * 3), round(kept * 30 * 9)),
+                  f"{name}: holds {held} bytes, not its {kept:.2f} entries per head and layer")
         for name in ("snapkv", "knorm", "cake"):
             check(shapes[name][1] == shapes[name][2], f"{name}: its layers' heads are not uniform: {shapes[name]}")
-        check(shapes["adakv"][1] > shapes["adakv"][2], f"adakv: no head-wise padding held: {shapes['adakv']}")
         print(f"[measured] cache held / uniform layout: " +
               ", ".join(f"{n} {h / u:.3f}" for n, (_, h, u) in sorted(shapes.items())))
         print(f"[measured] {len(methods)} methods x {r['questions']} questions: batch {r['batched_seconds']:.1f} s, "

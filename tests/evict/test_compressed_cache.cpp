@@ -49,10 +49,17 @@ TEST(CompressedCache, EachRowHoldsItsPolicysEntriesInPositionOrder) {
     int64_t longest = 0;
     for (const auto& k : kept) longest = std::max(longest, k.size(1));
     EXPECT_EQ(layer.prefix_len, longest);
-    EXPECT_EQ(layer.keys.size(1), heads);  // query_head granularity: one copy per query head
-    EXPECT_GE(layer.keys.size(2), longest + 5);
+    EXPECT_EQ(layer.heads, heads);  // query_head granularity: one copy per query head
+    EXPECT_EQ(layer.capacity, longest + 5);
+    // The rows keep different budgets: stored in segments, each (row, head) its own count and
+    // the 5 reserved slots, no padding.
+    EXPECT_TRUE(layer.segmented());
+    int64_t held = 0;
+    for (const auto& k : kept) held += heads * (k.size(1) + 5);
+    EXPECT_EQ(kvs::model::cache_bytes(layer), held * dim * 4 * 2) << "layer " << l;
     for (int64_t b = 0; b < 3; ++b) {
-      const int64_t count = kept[b].size(1), pad = longest - count;
+      const int64_t count = kept[b].size(1);
+      const auto [row_keys, row_values] = kvs::model::last_entries(layer, b, count);
       const kvs::evict::BudgetSpec spec =
           kvs::evict::window_budget_spec(policies[b].params, policies[b].budget);
       const int64_t budget = spec.window + kvs::evict::layer_budgets(spec, n, layers).selected[l];
@@ -60,7 +67,7 @@ TEST(CompressedCache, EachRowHoldsItsPolicysEntriesInPositionOrder) {
       for (int64_t h = 0; h < heads; ++h) {
         // Which prompt positions the row holds, found by matching its keys against the prompt's
         // (random keys are distinct): ascending, the 8 window positions last.
-        const at::Tensor cached = layer.keys[b][h].narrow(0, pad, count);
+        const at::Tensor cached = row_keys[h];
         const at::Tensor match = (cached.unsqueeze(1) == keys[l][h / 2].unsqueeze(0)).all(-1);
         ASSERT_TRUE(match.any(1).all().item<bool>()) << "row " << b << " holds a key not in the prompt";
         const at::Tensor positions = match.to(at::kLong).argmax(1);
@@ -70,8 +77,8 @@ TEST(CompressedCache, EachRowHoldsItsPolicysEntriesInPositionOrder) {
             << "row " << b << " head " << h << " of layer " << l << " does not end with the window";
         const at::Tensor expected_k = keys[l][h / 2].index_select(0, kept[b][h]);
         const at::Tensor expected_v = values[l][h / 2].index_select(0, kept[b][h]);
-        EXPECT_TRUE(at::equal(layer.keys[b][h].narrow(0, pad, count), expected_k)) << l << b << h;
-        EXPECT_TRUE(at::equal(layer.values[b][h].narrow(0, pad, count), expected_v)) << l << b << h;
+        EXPECT_TRUE(at::equal(row_keys[h], expected_k)) << l << b << h;
+        EXPECT_TRUE(at::equal(row_values[h], expected_v)) << l << b << h;
       }
     }
   }

@@ -166,7 +166,7 @@ TEST(PrefillAttention, FusedKernelMatchesTheBlockedPath) {
 at::Tensor reference_cached_attention(const at::Tensor& q, const model::LayerCache& layer,
                                       std::optional<int64_t> window) {
   const int64_t batch = q.size(0), heads = q.size(1), t = q.size(2), d = q.size(3);
-  const int64_t group = heads / layer.keys.size(1), slots = layer.used;
+  const int64_t group = heads / layer.heads, slots = layer.used;
   at::Tensor out = at::empty_like(q);
   const at::Tensor slot = at::arange(slots).unsqueeze(0);
   const at::Tensor own = at::arange(slots - t, slots).unsqueeze(1);
@@ -211,6 +211,9 @@ TEST(CachedAttention, MatchesTheHeadByHeadReference) {
       const int64_t capacity = s.slots + 7;  // spare slots, as a decode cache has
       layer.keys = at::randn({s.batch, s.cache_heads, capacity, s.head_dim});
       layer.values = at::randn({s.batch, s.cache_heads, capacity, s.head_dim});
+      layer.batch = s.batch;
+      layer.heads = s.cache_heads;
+      layer.capacity = capacity;
       layer.used = s.slots;
       layer.prefix_len = s.slots - s.t;
       if (s.padded && layer.prefix_len > 3) {
@@ -229,28 +232,53 @@ TEST(CachedAttention, MatchesTheHeadByHeadReference) {
   at::set_num_threads(saved_threads);
 }
 
+// The same layer in the dense layout, every slot stored (the padding's zeros) and every block read.
+model::LayerCache dense_copy(const model::LayerCache& layer) {
+  model::LayerCache dense = layer;
+  std::tie(dense.keys, dense.values) = model::dense_entries(layer);
+  dense.keys = dense.keys.contiguous();
+  dense.values = dense.values.contiguous();
+  dense.capacity = layer.used;
+  dense.segment_base.clear();
+  dense.head_padding.clear();
+  return dense;
+}
+
+// One decoded token appended to every (row, head), as extend writes it: {keys, values}.
+std::pair<at::Tensor, at::Tensor> append_token(model::LayerCache& layer, int64_t d) {
+  const at::Tensor k = at::randn({layer.batch, layer.heads, 1, d});
+  const at::Tensor v = at::randn({layer.batch, layer.heads, 1, d});
+  model::append_entries(layer, k, v);
+  return {k, v};
+}
+
 TEST(CachedAttention, PassesOverBlocksOfLeftPaddingWithTheSameResult) {
   at::manual_seed(12);
   c10::InferenceMode inference;
   // Rows that keep 600, 37 and 299 entries: the shorter two are padded over two full 256-slot
   // blocks and one, and into the next block by an amount that is not whole groups of four keys
-  // (the scores' kernel). Slots past the decoded token hold NaN: a cache never reads them.
+  // (the scores' kernel). Stored in segments (no padding); the result equals, bit for bit, the
+  // dense layout's with every block read, the padding's zeros included.
   std::vector<std::pair<at::Tensor, at::Tensor>> rows;
   for (const int64_t kept : {600, 37, 299})
     rows.push_back({at::randn({2, kept, 64}), at::randn({2, kept, 64})});
   model::LayerCache layer = model::assemble_layer_cache(rows, 3);
   EXPECT_EQ(layer.head_padding, (std::vector<int64_t>{0, 0, 563, 563, 301, 301}));
-  layer.keys.narrow(2, layer.used, 3).fill_(NAN);
-  layer.values.narrow(2, layer.used, 3).fill_(NAN);
-  layer.keys.narrow(2, layer.used, 1).normal_();  // the decoded token, as extend writes it
-  layer.values.narrow(2, layer.used, 1).normal_();
-  ++layer.used;
+  ASSERT_TRUE(layer.segmented());
+  EXPECT_EQ(model::cache_bytes(layer), 2 * (600 + 37 + 299 + 3 * 3) * 64 * 4 * 2);
+  // Reserved slots hold NaN until a token fills them: a cache never reads them.
+  for (const int64_t base : layer.segment_base) {
+    layer.keys.narrow(0, base + layer.used, 3).fill_(NAN);
+    layer.values.narrow(0, base + layer.used, 3).fill_(NAN);
+  }
+  append_token(layer, 64);
   const at::Tensor q = at::randn({3, 4, 1, 64}) * 2;
   const at::Tensor got = model::cached_attention(q, layer, std::nullopt);
-  model::LayerCache unskipped = layer;
-  unskipped.head_padding.clear();  // every block read, the padding's zeros included
-  EXPECT_TRUE(at::equal(got, model::cached_attention(q, unskipped, std::nullopt)));
-  EXPECT_LE((got - reference_cached_attention(q, layer, std::nullopt)).abs().max().item<double>(),
+  EXPECT_TRUE(at::equal(got, model::cached_attention(q, dense_copy(layer), std::nullopt)));
+  EXPECT_LE((got - reference_cached_attention(q, dense_copy(layer), std::nullopt))
+                .abs()
+                .max()
+                .item<double>(),
             1e-5);
 }
 
@@ -280,22 +308,24 @@ TEST(CachedAttention, RaggedHeadsAttendOnlyToTheirOwnEntries) {
     model::LayerCache layer = model::assemble_layer_cache(rows, 2, counts);
     EXPECT_EQ(layer.prefix_len, 300);
     EXPECT_EQ(layer.head_padding, (std::vector<int64_t>{0, 259, 130, 295, 40, 39}));
-    EXPECT_FALSE(layer.keys.narrow(2, 0, layer.used).isnan().any().item<bool>());
-    layer.keys.narrow(2, layer.used, 1).normal_();  // the decoded token, as extend writes it
-    layer.values.narrow(2, layer.used, 1).normal_();
-    ++layer.used;
+    // Stored without padding: the sum of the kept entries and the 2 reserved slots per head.
+    EXPECT_EQ(model::cache_bytes(layer), (300 + 41 + 170 + 5 + 260 + 261 + 6 * 2) * d * 4 * 2);
+    EXPECT_FALSE(model::dense_entries(layer).first.isnan().any().item<bool>());
+    const auto [new_k, new_v] = append_token(layer, d);
     const at::Tensor q = at::randn({batch, heads, 1, d}) * 2;
     const at::Tensor got = model::cached_attention(q, layer, std::nullopt);
     at::Tensor expected = at::empty_like(q);
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h) {
         const int64_t c = h / group;
-        const at::Tensor keys = at::cat({own[b][c].first, layer.keys[b][c].narrow(0, 300, 1)});
-        const at::Tensor values = at::cat({own[b][c].second, layer.values[b][c].narrow(0, 300, 1)});
+        const at::Tensor keys = at::cat({own[b][c].first, new_k[b][c]});
+        const at::Tensor values = at::cat({own[b][c].second, new_v[b][c]});
         const at::Tensor scores = at::matmul(q[b][h], keys.t()) / std::sqrt(double(d));
         expected[b][h] = at::matmul(at::softmax(scores, -1), values);
       }
     EXPECT_LE((got - expected).abs().max().item<double>(), 1e-5) << "head_dim " << d;
+    EXPECT_TRUE(at::equal(got, model::cached_attention(q, dense_copy(layer), std::nullopt)))
+        << "head_dim " << d << ": the segmented layout's result differs from the dense one's";
   }
 }
 

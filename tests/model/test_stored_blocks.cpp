@@ -147,6 +147,7 @@ TEST(StoredBlocks, SmolLM2DecodesTheSameLogitsWithAndWithoutItsStoredBlocks) {
     for (model::LayerCache& layer : cache->layers) {
       layer.keys = layer.keys.repeat({3, 1, 1, 1});
       layer.values = layer.values.repeat({3, 1, 1, 1});
+      layer.batch = 3;
     }
   a.cache.batch = b.cache.batch = 3;
   const at::Tensor tokens = at::tensor({5L, 77L, 901L}).view({3, 1});
