@@ -1,7 +1,7 @@
 // An evaluate job: every fixed policy at every budget, every transferred profile and the test
-// replays of the dataset's searches, on one prefill per question. Each policy is recorded as a run
-// shaped like `kvsearch run --profile P --eval-test` makes it (state 0 on dev, its replay on
-// test); a rerun evaluates only the runs and replays still missing.
+// replays of the dataset's searches, on shared prefills (search/evaluator.h). Each policy is
+// recorded as a run shaped like `kvsearch run --profile P --eval-test` makes it (state 0 on dev,
+// its replay on test); a rerun evaluates only the runs and replays still missing.
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -111,7 +111,7 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
     if (pending[i].needs_dev) dev_members.push_back(i);
     if (pending[i].needs_test) test_members.push_back(i);
   }
-  // The `members` of `pending` on the first `limit` questions of a split: one prefill per question.
+  // The `members` of `pending` on the first `limit` questions of a split, on shared prefills.
   auto evaluate_split = [&](const std::vector<size_t>& members, search::SplitPart part, int64_t limit,
                             longbench::ScoreVariant variant, const char* split_name) {
     SplitOutcomes r{session.questions(part, limit), {}, 0};
@@ -120,12 +120,12 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
     Timer timer;
     r.outcomes = search::evaluate_with_progress(
         session.evaluator(), r.set, policies, variant, session.settings().thinking,
-        strfmt("%s %s (%zu policies, one prefill per question)", job.dataset.c_str(), split_name,
+        strfmt("%s %s (%zu policies, shared prefills)", job.dataset.c_str(), split_name,
                policies.size()),
         "");
     r.seconds_each = timer.seconds() / static_cast<double>(policies.size());
     const auto questions = static_cast<int64_t>(r.set.questions.size());
-    outcome.prefills += questions;
+    outcome.prefills += search::prefills_of(r.outcomes);
     outcome.policy_question_evaluations += questions * static_cast<int64_t>(policies.size());
     return r;
   };
@@ -159,8 +159,8 @@ JobOutcome run_evaluate_job(const ExperimentSpec& spec, const Job& job, const Jo
     if (p.run) db.mark_finished(*p.run);
 
   outcome.summary = strfmt(
-      "%s: %zu policies on %lld dev and %lld test questions: %lld prefills (one per question; "
-      "%lld policy-question evaluations)",
+      "%s: %zu policies on %lld dev and %lld test questions: %lld prefills (shared by a question's "
+      "policies; %lld policy-question evaluations)",
       job.key.c_str(), pending.size(), static_cast<long long>(dev_questions),
       static_cast<long long>(test_questions), static_cast<long long>(outcome.prefills),
       static_cast<long long>(outcome.policy_question_evaluations));

@@ -30,6 +30,7 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
     std::vector<evict::Policy> members;
     for (size_t p : fixed) members.push_back(policies[p]);
     PolicyDecodes decodes = decode_with_policies(model_, q.prompt_ids, members, decode);
+    outcome.prefills += decodes.prefills;
     outcome.prefill_seconds += decodes.prefill_seconds;
     outcome.decode_seconds += decodes.decode_seconds;
     for (size_t i = 0; i < fixed.size(); ++i) {
@@ -49,6 +50,7 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
     std::vector<evict::Policy> members;
     for (size_t p : scheduled) members.push_back(policies[p]);
     DecodeTimeResult decodes = decode_with_schedules(model_, q.prompt_ids, members, decode);
+    ++outcome.prefills;
     outcome.prefill_seconds += decodes.prefill_seconds;
     outcome.decode_seconds += decodes.decode_seconds + decodes.compress_seconds;
     for (size_t i = 0; i < scheduled.size(); ++i)
@@ -73,6 +75,12 @@ std::vector<QuestionOutcome> Evaluator::evaluate(const QuestionSet& set,
     if (options.on_question) options.on_question(i + 1, set.questions.size());
   }
   return outcomes;
+}
+
+int64_t prefills_of(const std::vector<QuestionOutcome>& outcomes) {
+  int64_t prefills = 0;
+  for (const QuestionOutcome& o : outcomes) prefills += o.prefills;
+  return prefills;
 }
 
 double policy_score(const std::vector<QuestionOutcome>& outcomes, size_t p) {

@@ -40,6 +40,9 @@ struct PolicyAnswer {
 struct QuestionOutcome {
   size_t question = 0;  // index into the QuestionSet
   int64_t prompt_tokens = 0;
+  // Prefills its policies shared: one per point where an observation protocol ends the compressed
+  // part of the prompt, and one more where decode-time policies decode on their own shared decode.
+  int64_t prefills = 0;
   double prefill_seconds = 0;
   double decode_seconds = 0;
   std::vector<PolicyAnswer> answers;  // one per policy, in order; the full cache last if asked
@@ -81,6 +84,9 @@ std::vector<QuestionOutcome> evaluate_with_progress(
     const Evaluator& evaluator, const QuestionSet& set, const std::vector<evict::Policy>& policies,
     longbench::ScoreVariant variant, longbench::Thinking thinking, const std::string& label,
     const std::string& status);
+
+// The prefills the outcomes' questions ran, summed (QuestionOutcome::prefills).
+int64_t prefills_of(const std::vector<QuestionOutcome>& outcomes);
 
 // The dataset score of policy `p` over the outcomes: round(100 * sum / n, 2) as the official
 // scorer computes it.

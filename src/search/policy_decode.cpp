@@ -77,6 +77,7 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
     return result;
   };
   Timer timer;
+  out.prefills = static_cast<int64_t>(by_split.size());
   for (auto& [split, members] : by_split) {
     const int64_t rest = n - split;  // fed uncompressed after the compressed prefill
     LayoutGroups groups(policies, members, num_layers, capacity + rest);

@@ -40,6 +40,7 @@ struct PolicyDecodeOptions {
 
 struct PolicyDecodes {
   std::vector<std::vector<int32_t>> tokens;  // per policy in order, then the full cache if asked
+  int64_t prefills = 0;  // prefills run: one per point where a protocol ends the compressed part
   double prefill_seconds = 0;  // context protocol: its prefill and the extension by the rest
   double decode_seconds = 0;
   // With greedy.collect_logits: every prompt position's logits [n, vocab] and the one row's

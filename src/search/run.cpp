@@ -232,7 +232,7 @@ RunSummary run_search(const RunRequest& request) {
                policies.size()),
         best_dev ? strfmt("best dev so far %.2f", *best_dev) : std::string("first state"));
     batch_seconds_each = timer.seconds() / static_cast<double>(latents.size());
-    summary.prefills += static_cast<int64_t>(dev.questions.size());
+    summary.prefills += prefills_of(outcomes);
     batch_latents = latents;
     batch_outcomes = outcomes;
     std::vector<double> scores;
@@ -291,7 +291,7 @@ RunSummary run_search(const RunRequest& request) {
       const auto outcomes = evaluate_with_progress(
           session.evaluator(), test, {best}, longbench::ScoreVariant::Official,
           session.settings().thinking, request.session.dataset + " test", "final state");
-      summary.prefills += static_cast<int64_t>(test.questions.size());
+      summary.prefills += prefills_of(outcomes);
       const store::ReplayRecord replay = replay_record(test, outcomes, 0, timer.seconds());
       db.record_replay(*best_state, replay);
       summary.test_score = replay.official_score;

@@ -62,7 +62,7 @@ struct RunSummary {
   double best_dev_score = 0;
   std::vector<double> best_lambda1, best_lambda2;  // per layer
   double test_score = -1;      // official test score with --eval-test, else -1
-  int64_t prefills = 0;        // prefills this invocation ran (one per question per batch)
+  int64_t prefills = 0;        // prefills this invocation ran (QuestionOutcome::prefills, summed)
 };
 
 RunSummary run_search(const RunRequest& request);

@@ -92,9 +92,14 @@ def main():
         check(f"({decode_time} decode-time ones on a shared decode" in plan and
               f"Knorm (decoding) at B={BUDGETS[0]} (decode-time: the target)" in plan,
               f"the plan does not say which policies are decode-time:\n{plan}")
-        must("experiment", "run", path, "--model", model, "--longbench", lb, "--out", out,
-             "--job-threads", 1)
+        summary = must("experiment", "run", path, "--model", model, "--longbench", lb, "--out", out,
+                       "--job-threads", 1)
         db = os.path.join(out, "results.sqlite")
+        # The prefills counted are the ones run: each of the 2 dev and 8 test questions is prefilled
+        # once for the prefill-time policies and once for the decode-time ones' shared decode.
+        ((prefills,),) = rows(db, "SELECT prefills FROM jobs")
+        check(prefills == 2 * (2 + 8) and f"evaluate jobs: {prefills} prefills" in summary,
+              f"the job recorded {prefills} prefills, not 2 per question:\n{summary}")
 
         # 1. Every run recorded, finished, with its replay; decode-time policies at their targets.
         runs = {key: (budget, json.loads(policy), status) for key, budget, policy, status in
