@@ -98,8 +98,7 @@ DecodeBenchResult bench_decode(const DecodeBenchOptions& o) {
   for (size_t i = 0; i < policies.size(); ++i) {
     r.largest.push_back(shared.rows[i].largest_cache);
     const evict::Policy& p = policies[i];
-    r.bound.push_back(std::max(p.decoding->bound(),
-                               (p.budget > 0 ? p.budget : o.prompt_tokens) + p.decoding->period()));
+    r.bound.push_back(evict::decode_cache_bound(p, o.prompt_tokens));
   }
   return r;
 }

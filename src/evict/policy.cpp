@@ -271,4 +271,11 @@ Policy load_policy(const std::string& path) {
 
 std::string policy_to_string(const Policy& policy) { return policy_to_json(policy).dump(); }
 
+int64_t decode_cache_bound(const Policy& policy, int64_t prompt_tokens) {
+  if (!policy.decoding) throw Error("decode_cache_bound: the policy has no decoding schedule");
+  const DecodingSchedule& d = *policy.decoding;
+  const int64_t prompt = policy.budget > 0 ? std::min(policy.budget, prompt_tokens) : prompt_tokens;
+  return std::max(d.bound(), prompt + d.period());
+}
+
 }  // namespace kvs::evict

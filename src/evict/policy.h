@@ -107,6 +107,11 @@ std::string policy_to_string(const Policy& policy);  // compact JSON, one line
 nlohmann::json policy_json_at_budget(nlohmann::json policy, int64_t budget,
                                      const std::string& where);
 
+// The most entries one KV head of one layer may hold under a decode-time policy (one with a
+// decoding schedule) after a prompt of `prompt_tokens`: its schedule's bound (target + period), or
+// the prompt it keeps (its budget, or whole) + period until the first compression.
+int64_t decode_cache_bound(const Policy& policy, int64_t prompt_tokens);
+
 const char* observe_name(Observe observe);  // "prompt_end" | "question" | "context"
 
 }  // namespace kvs::evict

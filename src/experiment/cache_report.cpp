@@ -37,6 +37,11 @@ std::optional<store::CacheLayout> mean_layout(const ExperimentSpec& spec,
       sum->kept_entries += c.kept_entries;
       sum->held_bytes += c.held_bytes;
       sum->uniform_bytes += c.uniform_bytes;
+      if (c.largest_entries.has_value() != sum->largest_entries.has_value()) return std::nullopt;
+      if (c.largest_entries) {
+        *sum->largest_entries += *c.largest_entries;
+        *sum->bound_entries += c.bound_entries.value_or(0);
+      }
     }
     ++datasets;
   }
@@ -47,6 +52,8 @@ std::optional<store::CacheLayout> mean_layout(const ExperimentSpec& spec,
   sum->kept_entries /= n;
   sum->held_bytes /= n;
   sum->uniform_bytes /= n;
+  if (sum->largest_entries) *sum->largest_entries /= n;
+  if (sum->bound_entries) *sum->bound_entries /= n;
   return sum;
 }
 
@@ -74,7 +81,7 @@ Table cache_table(const ExperimentSpec& spec, const ExperimentResults& results) 
       "the prompt beside the uniform layout's at the same mean budget (test questions, "
       "mean over the datasets)";
   t.header = {"method",   "B",           "entries / head / layer", "layers (mean over heads)",
-              "held MiB", "uniform MiB", "held / uniform"};
+              "held MiB", "uniform MiB", "held / uniform",         "largest / bound (decoding)"};
   for (const MethodSpec& m : spec.methods) {
     if (m.full_cache()) continue;
     const std::vector<int64_t>& budgets = m.budgets.empty() ? spec.budgets : m.budgets;
@@ -93,7 +100,10 @@ Table cache_table(const ExperimentSpec& spec, const ExperimentResults& results) 
       t.rows.push_back({m.name, std::to_string(b), strfmt("%.1f", c->kept_entries / cells),
                         strfmt("%.1f..%.1f", low, high), strfmt("%.2f", c->held_bytes / kMiB),
                         strfmt("%.2f", c->uniform_bytes / kMiB),
-                        strfmt("%.3f", c->held_bytes / c->uniform_bytes)});
+                        strfmt("%.3f", c->held_bytes / c->uniform_bytes),
+                        c->largest_entries ? strfmt("%.1f / %.1f", *c->largest_entries,
+                                                    c->bound_entries.value_or(0))
+                                           : std::string("-")});
     }
   }
   if (t.rows.empty()) {
@@ -104,9 +114,13 @@ Table cache_table(const ExperimentSpec& spec, const ExperimentResults& results) 
     return t;
   }
   t.notes.push_back(
-      "Held bytes count each ragged head padded to its layer's longest head; the uniform layout "
-      "keeps the same mean count in every head of each layer. Methods without a recorded layout "
-      "(the full cache, runs recorded before kvsearch kept them) are left out.");
+      "Held bytes are the kept entries' (the cache stores no padding; before 2026-12-07 each "
+      "ragged head was padded to its layer's longest); the uniform layout keeps the same mean "
+      "count in every head of each layer. A decode-time policy (its B the target) holds its "
+      "entries after the last step; its largest cache is the most entries one KV head of one "
+      "layer held at any step, beside its schedule's bound (target + period, or the prompt + "
+      "period before the first compression). Methods without a recorded layout (the full "
+      "cache, runs recorded before kvsearch kept them) are left out.");
   return t;
 }
 

@@ -528,6 +528,10 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
   for (size_t b = 0; b < k; ++b)
     for (size_t l = 0; l < layers; ++l)
       out.rows[b].held.push_back(positions_of(rows[b], l, batch.next_position));
+  if (!batch.layers.empty()) {
+    const at::Tensor& keys = batch.layers.front().keys;
+    out.entry_bytes = 2 * keys.size(-1) * int64_t(keys.element_size());
+  }
   return out;
 }
 

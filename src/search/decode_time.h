@@ -76,6 +76,7 @@ struct DecodeTimeResult {
   // for the steps to the next re-lay included), and the full cache's.
   int64_t peak_cache_bytes = 0;
   int64_t full_cache_bytes = 0;
+  int64_t entry_bytes = 0;  // one cache entry's key and value (the policies' cache dtype)
 };
 
 // Policies may have a budget (prefill compression), a decoding schedule, or both; each must suit

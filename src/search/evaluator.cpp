@@ -53,8 +53,18 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
     ++outcome.prefills;
     outcome.prefill_seconds += decodes.prefill_seconds;
     outcome.decode_seconds += decodes.decode_seconds + decodes.compress_seconds;
-    for (size_t i = 0; i < scheduled.size(); ++i)
-      answers[scheduled[i]].tokens = std::move(decodes.rows[i].tokens);
+    for (size_t i = 0; i < scheduled.size(); ++i) {
+      PolicyAnswer& a = answers[scheduled[i]];
+      DecodeTimeRow& row = decodes.rows[i];
+      a.tokens = std::move(row.tokens);
+      for (const at::Tensor& held : row.held)  // [kv_heads, k]: every head holds k
+        a.kept_counts.emplace_back(held.size(0), held.size(1));
+      for (const auto& layer : a.kept_counts)
+        for (int64_t c : layer) a.cache_bytes += c * decodes.entry_bytes;
+      a.uniform_bytes = a.cache_bytes;
+      a.largest_cache = row.largest_cache;
+      a.cache_bound = evict::decode_cache_bound(policies[scheduled[i]], outcome.prompt_tokens);
+    }
   }
   for (PolicyAnswer& a : answers) {
     a.prediction = tok_.decode(a.tokens, /*skip_special=*/true);

@@ -29,12 +29,16 @@ struct PolicyAnswer {
   std::vector<int32_t> tokens;  // generated ids, the stop token included when hit
   std::string prediction;       // decoded, special tokens skipped
   double score = 0;             // per the variant asked for (0..1)
-  // Where its cache went (a prefill-time policy's answers; the full cache and decode-time policies
-  // have none): entries kept per layer
-  // and cache head, and the bytes its row held beside the uniform layout's at the same mean.
+  // Where its cache went (the full cache has none): entries kept per layer and cache head, and
+  // the bytes its row held beside the uniform layout's at the same mean.
   std::vector<std::vector<int64_t>> kept_counts;
   int64_t cache_bytes = 0;
   int64_t uniform_bytes = 0;
+  // A decode-time policy's (its kept_counts and bytes are what it held after its last step): the
+  // most entries one KV head of one layer held at any step, and the bound its schedule sets on
+  // that (evict::decode_cache_bound); 0 for the others.
+  int64_t largest_cache = 0;
+  int64_t cache_bound = 0;
 };
 
 struct QuestionOutcome {

@@ -49,6 +49,10 @@ std::optional<store::CacheLayout> cache_layout(const std::vector<QuestionOutcome
     }
     c.held_bytes += double(a.cache_bytes);
     c.uniform_bytes += double(a.uniform_bytes);
+    if (a.cache_bound > 0) {  // a decode-time policy's
+      c.largest_entries = c.largest_entries.value_or(0) + double(a.largest_cache);
+      c.bound_entries = c.bound_entries.value_or(0) + double(a.cache_bound);
+    }
     ++c.questions;
   }
   if (c.questions == 0) return std::nullopt;
@@ -58,6 +62,8 @@ std::optional<store::CacheLayout> cache_layout(const std::vector<QuestionOutcome
   c.kept_entries /= n;
   c.held_bytes /= n;
   c.uniform_bytes /= n;
+  if (c.largest_entries) *c.largest_entries /= n;
+  if (c.bound_entries) *c.bound_entries /= n;
   return c;
 }
 

@@ -90,13 +90,19 @@ struct PredictionRecord {
 struct CacheLayout {
   int64_t questions = 0;
   double kept_entries = 0;   // prompt entries kept, summed over layers and cache heads
-  double held_bytes = 0;     // keys and values held for the prompt (ragged heads padded)
+  double held_bytes = 0;     // keys and values held for the prompt (no padding stored)
   double uniform_bytes = 0;  // the uniform layout at the same mean budget
   std::vector<std::vector<double>> counts;  // [layer][cache head]: entries kept
+  // A decode-time policy's: counts (and the bytes) are what it held after its last step; the most
+  // entries one KV head of one layer held at any step (mean over the questions), and the bound
+  // its schedule sets on that (target + period, or the prompt kept whole + period).
+  std::optional<double> largest_entries;
+  std::optional<double> bound_entries;
 
   bool operator==(const CacheLayout& o) const {
     return questions == o.questions && kept_entries == o.kept_entries &&
-           held_bytes == o.held_bytes && uniform_bytes == o.uniform_bytes && counts == o.counts;
+           held_bytes == o.held_bytes && uniform_bytes == o.uniform_bytes && counts == o.counts &&
+           largest_entries == o.largest_entries && bound_entries == o.bound_entries;
   }
 };
 

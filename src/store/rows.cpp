@@ -157,8 +157,9 @@ void insert_cache_layout(Connection& db, int64_t state_id, const std::string& sp
                          const CacheLayout& c) {
   Statement insert(
       db,
-      "INSERT INTO cache_layouts (state_id, split, questions, kept_entries, "
-      "held_bytes, uniform_bytes, counts_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      "INSERT INTO cache_layouts (state_id, split, questions, kept_entries, held_bytes, "
+      "uniform_bytes, counts_json, largest_entries, bound_entries) VALUES (?1, ?2, ?3, ?4, ?5, "
+      "?6, ?7, ?8, ?9)",
       "recording the " + split + " cache layout of state id " + std::to_string(state_id));
   insert.bind(1, state_id)
       .bind(2, split)
@@ -166,7 +167,9 @@ void insert_cache_layout(Connection& db, int64_t state_id, const std::string& sp
       .bind(4, c.kept_entries)
       .bind(5, c.held_bytes)
       .bind(6, c.uniform_bytes)
-      .bind(7, nlohmann::json(c.counts).dump());
+      .bind(7, nlohmann::json(c.counts).dump())
+      .bind(8, c.largest_entries)
+      .bind(9, c.bound_entries);
   insert.run();
 }
 
@@ -175,10 +178,15 @@ void insert_cache_layout(Connection& db, int64_t state_id, const std::string& sp
 std::optional<CacheLayout> select_cache_layout(Connection& db, int64_t state_id,
                                                const std::string& split) {
   if (!has_table(db, "cache_layouts")) return std::nullopt;
+  // A file from before version 4, read as it is, has no decode-time sizes.
+  const std::string sql =
+      "SELECT questions, kept_entries, held_bytes, uniform_bytes, counts_json, " +
+      std::string(has_column(db, "cache_layouts", "largest_entries")
+                      ? "largest_entries, bound_entries"
+                      : "NULL, NULL") +
+      " FROM cache_layouts WHERE state_id = ?1 AND split = ?2";
   Statement select(
-      db,
-      "SELECT questions, kept_entries, held_bytes, uniform_bytes, counts_json FROM "
-      "cache_layouts WHERE state_id = ?1 AND split = ?2",
+      db, sql.c_str(),
       "reading the " + split + " cache layout of state id " + std::to_string(state_id));
   select.bind(1, state_id).bind(2, split);
   if (!select.step()) return std::nullopt;
@@ -187,6 +195,8 @@ std::optional<CacheLayout> select_cache_layout(Connection& db, int64_t state_id,
   c.kept_entries = select.real(1);
   c.held_bytes = select.real(2);
   c.uniform_bytes = select.real(3);
+  c.largest_entries = select.optional_real(5);
+  c.bound_entries = select.optional_real(6);
   const std::string where =
       db.path() + ": cache layout of state " + std::to_string(state_id) + " column counts_json";
   try {

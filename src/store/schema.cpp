@@ -141,6 +141,15 @@ ALTER TABLE states ADD COLUMN git_commit TEXT;
 ALTER TABLE replays ADD COLUMN git_commit TEXT;
 )SQL";
 
+// What version 4 added to version 3: the cache a decode-time policy held while decoding. A
+// decode-time policy's cache layout records the entries held after its last step (counts), the
+// largest one KV head of one layer held at any step (mean over the questions) and the schedule's
+// bound on it; both NULL for a prefill-time policy and in rows recorded before.
+constexpr const char* kVersion4Sql = R"SQL(
+ALTER TABLE cache_layouts ADD COLUMN largest_entries REAL;
+ALTER TABLE cache_layouts ADD COLUMN bound_entries REAL;
+)SQL";
+
 constexpr unsigned char kSqliteMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
                                             'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
 constexpr size_t kHeaderBytes = 100;
@@ -249,6 +258,7 @@ std::unique_ptr<Connection> open_database(const std::string& path, Access access
       connection->exec(kSchemaSql, "creating the schema");
       connection->exec(kVersion2Sql, "creating the schema");
       connection->exec(kVersion3Sql, "creating the schema");
+      connection->exec(kVersion4Sql, "creating the schema");
       connection->exec(
           strfmt("PRAGMA application_id = %lld; PRAGMA user_version = %lld",
                  static_cast<long long>(kApplicationId), static_cast<long long>(kSchemaVersion)),
@@ -275,6 +285,7 @@ std::unique_ptr<Connection> open_database(const std::string& path, Access access
         pragma_integer(*connection, "PRAGMA user_version");  // migrated meanwhile?
     if (found < 2) connection->exec(kVersion2Sql, "migrating the schema from version 1 to 2");
     if (found < 3) connection->exec(kVersion3Sql, "migrating the schema to version 3");
+    if (found < 4) connection->exec(kVersion4Sql, "migrating the schema to version 4");
     if (found < kSchemaVersion) {
       connection->exec(strfmt("PRAGMA user_version = %lld", static_cast<long long>(kSchemaVersion)),
                        "recording the schema version");

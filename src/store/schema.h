@@ -14,14 +14,15 @@ enum class Access { read_write, read_only };
 
 // Kept in PRAGMA user_version. Bump it with every change to the tables, and teach
 // open_database() to migrate the older versions it can.
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 // Kept in PRAGMA application_id ("KVSR"): tells our databases from other SQLite files.
 constexpr int64_t kApplicationId = 0x4B565352;
 
 // Opens a kvsearch database: checks the file's header, sets the connection's pragmas (WAL,
 // foreign keys), creates the schema in a new or empty file (read_write only), and refuses files
 // of other applications and of newer schema versions. An older file (version 1: no cache_layouts
-// table; version 2: no git_commit of the states and replays) is migrated when opened read_write
+// table; version 2: no git_commit of the states and replays; version 3: no decode-time cache
+// sizes in cache_layouts) is migrated when opened read_write
 // and read as it is otherwise. read_only refuses a missing file.
 std::unique_ptr<Connection> open_database(const std::string& path, Access access,
                                           int busy_timeout_ms);

@@ -13,7 +13,10 @@ calibrated LongBench files (tests/experiment/fixtures.py: the gold answers are t
    and some of them differ from the full cache's (the cache was compressed);
 4. `kvsearch compare` pairs a decode-time policy with the full cache question by question, and
    `kvsearch report` writes its table with the decode-time methods as rows;
-5. bad specs (a target the budgets set, a budget, an interval of 0, a method that cannot score at
+5. each decode-time run records where its cache went on test: the entries held after the last
+   step, the largest cache at any step and its schedule's bound (NULL for a prefill-time policy),
+   and the report's cache table shows them;
+6. bad specs (a target the budgets set, a budget, an interval of 0, a method that cannot score at
    decode time): one line naming the field, exit 1, nothing written.
 
 Env: KVSEARCH_BIN, KVS_FIXTURES_DIR, KVS_SOURCE_DIR. Exit status 0 = pass.
@@ -161,7 +164,33 @@ def main():
         for name in DECODING:
             check(name in table, f"the report's table lacks {name}:\n{table}")
 
-        # 5. Bad specs.
+        # 5. Where the cache went while decoding: each decode-time run's test layout records the
+        # entries held after the last step (at most its bound), the largest cache (the prompt and
+        # an interval: the mean over the questions) and its bound; the report lists them.
+        for name, policy in DECODING.items():
+            for b in BUDGETS:
+                key = f"decoding/{DATASET}/{slug(name)}/B{b}"
+                found = rows(db, "SELECT c.largest_entries, c.bound_entries, c.counts_json, c.held_bytes, "
+                                 "c.kept_entries FROM cache_layouts c JOIN replays r ON r.state_id = c.state_id "
+                                 "JOIN states s ON s.id = c.state_id JOIN runs ON runs.id = s.run_id "
+                                 "WHERE runs.run_key = ? AND c.split = 'test'", key)
+                if not check(len(found) == 1, f"{key}: {len(found)} test cache layouts"):
+                    continue
+                largest, bound, counts, held_bytes, kept = found[0]
+                ends = [x for layer in json.loads(counts) for x in layer]
+                check(largest is not None and 0 < largest <= bound and max(ends) <= bound
+                      and held_bytes > 0 and abs(kept - sum(ends)) < 1e-6,
+                      f"{key}: largest {largest}, bound {bound}, held at the end {max(ends)}, "
+                      f"{held_bytes} bytes")
+        fixed = rows(db, "SELECT c.largest_entries FROM cache_layouts c JOIN states s ON s.id = c.state_id "
+                         "JOIN runs ON runs.id = s.run_id WHERE runs.run_key = ?",
+                     f"decoding/{DATASET}/knorm/B{BUDGETS[0]}")
+        check(fixed and all(r[0] is None for r in fixed), f"a prefill-time policy records a largest cache: {fixed}")
+        cache_md = read_text(os.path.join(report, "cache.md"))
+        check("largest / bound (decoding)" in cache_md and "Knorm (decoding)" in cache_md,
+              f"the report's cache table does not show the decode-time caches:\n{cache_md}")
+
+        # 6. Bad specs.
         bad_spec(tmp, model, lb, "target", {"method": "knorm", "decoding": {"target": 64}}, "decoding.target")
         bad_spec(tmp, model, lb, "budget", {"method": "knorm", "budget": 64, "decoding": {}}, "budget")
         bad_spec(tmp, model, lb, "interval", {"method": "knorm", "decoding": {"interval": 0}}, "interval")

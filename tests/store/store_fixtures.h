@@ -83,6 +83,8 @@ inline ReplayRecord make_replay(int questions = 4) {
   r.seconds = 99.5;
   for (int q = 0; q < questions; ++q) r.predictions.push_back(make_prediction(100 + q, 0.5));
   r.cache = CacheLayout{questions, 40.5, 8192, 6144, {{12.5, 1.0 / 7.0}, {20, 7}}};
+  r.cache->largest_entries = 287.75;  // as a decode-time policy records it
+  r.cache->bound_entries = 288;
   r.git_commit = "0a1b2c3d4e5f";  // the test split's own build
   return r;
 }

@@ -90,8 +90,8 @@ TEST(Schema, NewerSchemaVersionIsRefused) {
   expect_error([&] { Store store(path, Access::read_only); }, {path, "newer"});
 }
 
-// A database written by this build, then turned back into the tables of schema `version` (1 or
-// 2): one run with one state and its test replay.
+// A database written by this build, then turned back into the tables of schema `version` (1, 2
+// or 3): one run with one state and its test replay.
 void write_older(const std::string& path, int64_t version) {
   {
     Store store(path);
@@ -100,10 +100,14 @@ void write_older(const std::string& path, int64_t version) {
     store.record_replay(store.states_of(run).front(), make_replay());
   }
   Connection db(path, false, 1000);
-  db.exec(std::string(version < 2 ? "DROP TABLE cache_layouts; " : "") +
-              "ALTER TABLE states DROP COLUMN git_commit; ALTER TABLE replays DROP COLUMN "
-              "git_commit; PRAGMA user_version = " +
-              std::to_string(version),
+  db.exec(std::string(version < 2   ? "DROP TABLE cache_layouts; "
+                      : version < 4 ? "ALTER TABLE cache_layouts DROP COLUMN largest_entries; "
+                                      "ALTER TABLE cache_layouts DROP COLUMN bound_entries; "
+                                    : "") +
+              (version < 3 ? "ALTER TABLE states DROP COLUMN git_commit; ALTER TABLE replays "
+                             "DROP COLUMN git_commit; "
+                           : "") +
+              "PRAGMA user_version = " + std::to_string(version),
           "test");
 }
 
@@ -116,7 +120,7 @@ int64_t version_of(const std::string& path) {
 // file (results/example-*/results.sqlite) names the binary of a split (the report then falls back
 // to the run's); reading leaves their version alone.
 TEST(Schema, OlderVersionsAreReadAsTheyAre) {
-  for (const int64_t version : {1, 2}) {
+  for (const int64_t version : {1, 2, 3}) {
     SCOPED_TRACE(version);
     ScratchDir dir;
     const std::string path = dir.file("old.db");
@@ -126,8 +130,9 @@ TEST(Schema, OlderVersionsAreReadAsTheyAre) {
       const store::Run run = store.list_runs().front();
       const State state = store.states_of(run).front();
       EXPECT_EQ(store.cache_layout(state, "dev").has_value(), version >= 2);
-      EXPECT_EQ(state.record.git_commit, "");
-      EXPECT_EQ(store.replays_of(run).front().git_commit, "");
+      if (version >= 2) EXPECT_FALSE(store.cache_layout(state, "dev")->largest_entries);
+      EXPECT_EQ(state.record.git_commit, version >= 3 ? "abc123def456" : "");
+      EXPECT_EQ(store.replays_of(run).front().git_commit, version >= 3 ? "0a1b2c3d4e5f" : "");
       EXPECT_EQ(run.spec.git_commit, "abc123def456");
     }
     EXPECT_EQ(version_of(path), version);
@@ -160,7 +165,7 @@ TEST(Schema, VersionTwoIsMigratedOnWrite) {
   const std::string path = dir.file("v2.db");
   write_older(path, 2);
   Store store(path);
-  EXPECT_EQ(version_of(path), 3);
+  EXPECT_EQ(version_of(path), kSchemaVersion);
   const store::Run run = store.find_or_create_run(make_spec("r")).run;
   StateRecord resumed = make_state(1);
   resumed.git_commit = "fedcba987654-dirty-0123456789ab";  // resumed on another build
@@ -171,6 +176,27 @@ TEST(Schema, VersionTwoIsMigratedOnWrite) {
   EXPECT_EQ(states[0].record.git_commit, "");
   EXPECT_EQ(states[1].record.git_commit, "fedcba987654-dirty-0123456789ab");
   EXPECT_EQ(store.replays_of(run)[1].git_commit, "0a1b2c3d4e5f");
+}
+
+// A version-3 file is migrated to version 4 when opened for writing: its layouts kept (no
+// decode-time sizes), a decode-time policy's layout recorded with its largest cache and bound.
+TEST(Schema, VersionThreeIsMigratedOnWrite) {
+  ScratchDir dir;
+  const std::string path = dir.file("v3.db");
+  write_older(path, 3);
+  Store store(path);
+  EXPECT_EQ(version_of(path), kSchemaVersion);
+  const store::Run run = store.find_or_create_run(make_spec("r")).run;
+  StateRecord decode_time = make_state(1);
+  decode_time.cache = CacheLayout{2, 96, 4096, 4096, {{16, 16}, {16, 16}}};
+  decode_time.cache->largest_entries = 71.5;
+  decode_time.cache->bound_entries = 72;
+  store.record_state(run, decode_time);
+  const std::vector<State> states = store.states_of(run);
+  ASSERT_EQ(states.size(), 2u);
+  ASSERT_TRUE(store.cache_layout(states[0], "dev").has_value());
+  EXPECT_FALSE(store.cache_layout(states[0], "dev")->largest_entries);
+  EXPECT_EQ(store.cache_layout(states[1], "dev"), decode_time.cache);
 }
 
 TEST(Schema, OtherSqliteDatabaseIsRefused) {
