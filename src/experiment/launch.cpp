@@ -127,8 +127,8 @@ ExperimentRun run_experiment(const ExperimentSpec& spec, const LaunchOptions& op
   if (shared > 0)
     out << strfmt(
         "\nevaluate jobs: %lld prefills, shared by every method x budget of a dataset (one "
-        "per question, one more per observation protocol's split of the prompt and for "
-        "decode-time policies); one prefill per policy and question would have been %lld\n",
+        "per question, one more per observation protocol's split of the prompt); one prefill "
+        "per policy and question would have been %lld\n",
         static_cast<long long>(shared), static_cast<long long>(unshared));
   out << strfmt("merged %zu job databases into %s (%lld runs, %lld states, %lld replays added)\n",
                 sources.size(), merged_database(out_dir).c_str(), static_cast<long long>(merged.runs_added),

@@ -141,14 +141,13 @@ std::string plan_text(const ExperimentSpec& spec, const Plan& plan) {
     for (const Evaluation& s : j.searches)
       out << strfmt("%24s  test replay of the accepted states of %s at B=%lld\n", "", s.method.c_str(),
                     static_cast<long long>(s.budget));
-    out << strfmt(
-        "%24s  -> %zu policies on one prefill per dev and test question%s\n", "",
-        j.evaluations.size(),
-        decode_time == 0
-            ? ""
-            : strfmt(" (%zu decode-time ones on a shared decode with a prefill of its own)",
-                     decode_time)
-                  .c_str());
+    out << strfmt("%24s  -> %zu policies on one prefill per dev and test question%s\n", "",
+                  j.evaluations.size(),
+                  decode_time == 0
+                      ? ""
+                      : strfmt(" (%zu decode-time ones on a shared decode from the same prefill)",
+                               decode_time)
+                            .c_str());
   }
   return out.str();
 }

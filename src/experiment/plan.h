@@ -1,10 +1,9 @@
 // The jobs of an experiment. Per dataset:
 //   - one search job per searched method and budget (searches are sequential: their own jobs);
 //   - one evaluate job that runs everything else on shared prefills (one per question, one more
-//     per observation protocol's split of the prompt and for decode-time policies): every fixed
-//     policy at every budget, every transferred profile, and the test replay of every accepted
-//     state of the dataset's searches. It comes after the searches it reads (stage 2), else in
-//     stage 1.
+//     per observation protocol's split of the prompt): every fixed policy at every budget, every
+//     transferred profile, and the test replay of every accepted state of the dataset's searches.
+//     It comes after the searches it reads (stage 2), else in stage 1.
 // Keys are stable across reruns ("<experiment>/<dataset>/..."): they find jobs and runs again.
 // Torch-free.
 #pragma once

@@ -49,4 +49,23 @@ class PrefillObserver {
   virtual void on_layer(const PrefillLayer& layer) = 0;
 };
 
+// Two observers of one prefill (two decodes of the same prompt): the wider window, both signals,
+// each layer to both in turn.
+class ObserverPair final : public PrefillObserver {
+ public:
+  ObserverPair(PrefillObserver* first, PrefillObserver* second) : first_(first), second_(second) {}
+  int64_t window() const override {
+    return first_->window() > second_->window() ? first_->window() : second_->window();
+  }
+  uint32_t signals() const override { return first_->signals() | second_->signals(); }
+  void on_layer(const PrefillLayer& layer) override {
+    first_->on_layer(layer);
+    second_->on_layer(layer);
+  }
+
+ private:
+  PrefillObserver* first_;
+  PrefillObserver* second_;
+};
+
 }  // namespace kvs::model

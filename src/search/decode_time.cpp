@@ -7,6 +7,8 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "core/error.h"
 #include "core/strfmt.h"
@@ -231,14 +233,37 @@ void add_step_attention(RowState& row, int64_t b, const model::DecodeCache& batc
 
 }  // namespace
 
-DecodeTimeResult decode_with_schedules(const model::Transformer& model,
-                                       const std::vector<int32_t>& prompt_ids,
-                                       const std::vector<evict::Policy>& policies,
-                                       const DecodeTimeOptions& options) {
-  c10::InferenceMode inference;
-  const bool forced = !options.teacher.empty();
-  const int64_t steps = forced ? int64_t(options.teacher.size()) : options.max_new_tokens;
-  const int64_t n = static_cast<int64_t>(prompt_ids.size());
+struct ScheduledDecode::State {
+  State(const model::Transformer& model, const std::vector<int32_t>& prompt_ids,
+        const std::vector<evict::Policy>& policies, const DecodeTimeOptions& options)
+      : model(model), prompt_ids(prompt_ids), policies(policies), options(options) {}
+  const model::Transformer& model;
+  const std::vector<int32_t>& prompt_ids;
+  const std::vector<evict::Policy>& policies;
+  const DecodeTimeOptions& options;
+  bool forced = false;
+  int64_t steps = 0, n = 0, num_layers = 0;
+  size_t layers = 0, k = 0;
+  std::vector<RowState> rows;
+  bool pre_rope = false;
+  std::vector<bool> compressed;  // per row: its prompt compressed at the prefill (a budget)
+  std::vector<size_t> budgeted;
+  std::optional<LayoutGroups> groups;
+  std::optional<PrefillTap> tap;
+  bool observed = false;  // the tap is needed at the prefill
+  bool ran = false;
+};
+
+ScheduledDecode::ScheduledDecode(const model::Transformer& model,
+                                 const std::vector<int32_t>& prompt_ids,
+                                 const std::vector<evict::Policy>& policies,
+                                 const DecodeTimeOptions& options)
+    : state_(std::make_unique<State>(model, prompt_ids, policies, options)) {
+  State& s = *state_;
+  s.forced = !options.teacher.empty();
+  const int64_t steps = s.steps =
+      s.forced ? int64_t(options.teacher.size()) : options.max_new_tokens;
+  const int64_t n = s.n = static_cast<int64_t>(prompt_ids.size());
   if (steps < 1) throw Error("decode: no steps to decode (max_new_tokens < 1, no teacher tokens)");
   if (policies.empty() && !options.full_cache)
     throw Error("decode: no policy given and no full-cache decode asked for");
@@ -247,14 +272,13 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
     if (id < 0 || id >= model.config().vocab_size)
       throw error_at("--teacher-tokens", strfmt("token id %d is outside the vocabulary of %lld", id,
                                                 (long long)model.config().vocab_size));
-  const int64_t num_layers = model.config().num_hidden_layers;
-  const auto layers = static_cast<size_t>(num_layers);
-  const size_t k = policies.size();
+  const int64_t num_layers = s.num_layers = model.config().num_hidden_layers;
+  const auto layers = s.layers = static_cast<size_t>(num_layers);
+  const size_t k = s.k = policies.size();
 
-  DecodeTimeResult out;
-  out.rows.resize(k + (options.full_cache ? 1 : 0));
-  std::vector<RowState> rows(k);
-  bool pre_rope = false;
+  std::vector<RowState>& rows = s.rows;
+  rows.resize(k);
+  bool& pre_rope = s.pre_rope;
   for (size_t b = 0; b < k; ++b) {
     RowState& row = rows[b];
     row.scoring = policies[b];
@@ -276,31 +300,56 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
     row.appended_from = n;
   }
 
-  // The prefill: the budgeted policies compressed by their prefill-time selection, the prompt kept
-  // whole for the others and the full cache.
-  // A prompt no longer than a budget is kept whole, as by a decode-only policy.
-  std::vector<bool> compressed(k, false);
-  std::vector<size_t> budgeted;
+  // What the prefill observes: the budgeted policies compressed by their prefill-time selection
+  // (a prompt no longer than a budget is kept whole, as by a decode-only policy), the prompt's
+  // attention column sums where a row accumulates them, its last queries for R-KV's trigger.
+  s.compressed.assign(k, false);
   for (size_t b = 0; b < k; ++b) {
     const evict::Policy& p = policies[b];
-    compressed[b] = p.budget > 0 && !p.method->keeps_whole(n, p.budget, num_layers, p.params);
-    if (compressed[b]) budgeted.push_back(b);
+    s.compressed[b] = p.budget > 0 && !p.method->keeps_whole(n, p.budget, num_layers, p.params);
+    if (s.compressed[b]) s.budgeted.push_back(b);
   }
-  LayoutGroups groups(policies, budgeted, num_layers, 0);
+  s.groups.emplace(policies, s.budgeted, num_layers, 0);
   const bool accumulate =
       std::any_of(rows.begin(), rows.end(), [](const RowState& r) { return r.accumulates; });
   int64_t seed_rows = 0;  // R-KV's trigger: the buffer starts with the prompt's last queries
   for (const RowState& r : rows)
     if (r.schedule && r.schedule->divide_length > 0)
       seed_rows = std::max(seed_rows, r.schedule->buffer);
-  PrefillTap tap(budgeted.empty() ? nullptr : &groups, accumulate, seed_rows);
+  s.tap.emplace(s.budgeted.empty() ? nullptr : &*s.groups, accumulate, seed_rows);
+  s.observed = !s.budgeted.empty() || accumulate || seed_rows > 0;
+}
+
+ScheduledDecode::~ScheduledDecode() = default;
+
+model::PrefillOptions ScheduledDecode::prefill_options() {
+  State& s = *state_;
   model::PrefillOptions prefill;
-  prefill.observer = budgeted.empty() && !accumulate && seed_rows == 0 ? nullptr : &tap;
-  prefill.keep_cache = budgeted.size() < k || options.full_cache;
-  prefill.decode_capacity = options.full_cache ? steps : 0;
+  prefill.observer = s.observed ? &*s.tap : nullptr;
+  prefill.keep_cache = s.budgeted.size() < s.k || s.options.full_cache;
+  prefill.decode_capacity = s.options.full_cache ? s.steps : 0;
+  return prefill;
+}
+
+DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
+  State& s = *state_;
+  if (s.ran) throw Error("decode: a scheduled decode runs once");
+  s.ran = true;
+  c10::InferenceMode inference;
+  const model::Transformer& model = s.model;
+  const std::vector<evict::Policy>& policies = s.policies;
+  const DecodeTimeOptions& options = s.options;
+  const bool forced = s.forced;
+  const int64_t steps = s.steps, n = s.n, num_layers = s.num_layers;
+  const size_t layers = s.layers, k = s.k;
+  std::vector<RowState>& rows = s.rows;
+  const bool pre_rope = s.pre_rope;
+  const std::vector<bool>& compressed = s.compressed;
+  LayoutGroups& groups = *s.groups;
+  PrefillTap& tap = *s.tap;
+  DecodeTimeResult out;
+  out.rows.resize(k + (options.full_cache ? 1 : 0));
   Timer timer;
-  model::PrefillResult pre = model.prefill(prompt_ids, prefill);
-  out.prefill_seconds = timer.seconds();
 
   // Per layer, each row's prompt entries, then the batch.
   std::vector<std::vector<std::pair<at::Tensor, at::Tensor>>> entries(
@@ -532,6 +581,20 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
     const at::Tensor& keys = batch.layers.front().keys;
     out.entry_bytes = 2 * keys.size(-1) * int64_t(keys.element_size());
   }
+  return out;
+}
+
+DecodeTimeResult decode_with_schedules(const model::Transformer& model,
+                                       const std::vector<int32_t>& prompt_ids,
+                                       const std::vector<evict::Policy>& policies,
+                                       const DecodeTimeOptions& options) {
+  c10::InferenceMode inference;
+  ScheduledDecode decode(model, prompt_ids, policies, options);
+  Timer timer;
+  model::PrefillResult pre = model.prefill(prompt_ids, decode.prefill_options());
+  const double prefill_seconds = timer.seconds();
+  DecodeTimeResult out = decode.run(pre);
+  out.prefill_seconds = prefill_seconds;
   return out;
 }
 

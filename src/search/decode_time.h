@@ -22,14 +22,12 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <vector>
 
 #include "evict/policy.h"
-
-namespace kvs::model {
-class Transformer;
-}
+#include "model/transformer.h"
 
 namespace kvs::search {
 
@@ -77,6 +75,28 @@ struct DecodeTimeResult {
   int64_t peak_cache_bytes = 0;
   int64_t full_cache_bytes = 0;
   int64_t entry_bytes = 0;  // one cache entry's key and value (the policies' cache dtype)
+};
+
+// The shared decode in two halves around the prompt's prefill, so that a caller whose own prefill
+// of the same prompt serves other policies (the evaluator's prefill-time ones) runs one prefill:
+// construct it (the policies are checked here), prefill the whole prompt with prefill_options()
+// (its observer fanned in beside the caller's, its cache kept), then run() on that result. The
+// prompt ids, policies and options must outlive it.
+class ScheduledDecode {
+ public:
+  ScheduledDecode(const model::Transformer& model, const std::vector<int32_t>& prompt_ids,
+                  const std::vector<evict::Policy>& policies, const DecodeTimeOptions& options);
+  ~ScheduledDecode();
+  // What the whole prompt's prefill must do for it: its observer (null: none), whether the cache
+  // is kept (the decode-only rows start from it) and the slots the full cache's row reserves.
+  model::PrefillOptions prefill_options();
+  // The decode from that prefill (once). Reads pre.cache; with options.full_cache takes it for the
+  // full cache's row. prefill_seconds is left 0: the caller timed its prefill.
+  DecodeTimeResult run(model::PrefillResult& pre);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // Policies may have a budget (prefill compression), a decoding schedule, or both; each must suit

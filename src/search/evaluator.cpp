@@ -1,5 +1,7 @@
 #include "search/evaluator.h"
 
+#include <optional>
+
 #include "core/progress.h"
 #include "search/decode_time.h"
 #include "search/policy_decode.h"
@@ -20,13 +22,26 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
   QuestionOutcome outcome;
   outcome.question = question;
   outcome.prompt_tokens = static_cast<int64_t>(q.prompt_ids.size());
+  // The decode-time policies' shared decode; where prefill-time policies (or the full cache) are
+  // answered too, the one prefill of the whole prompt serves both.
+  DecodeTimeOptions schedule_options;
+  schedule_options.max_new_tokens = gen.max_new_tokens;
+  schedule_options.min_new_tokens = gen.min_new_tokens;
+  schedule_options.stop_ids.insert(gen.stop_ids.begin(), gen.stop_ids.end());
+  std::vector<evict::Policy> schedule_members;
+  for (size_t p : scheduled) schedule_members.push_back(policies[p]);
+  std::optional<ScheduledDecode> shared;
+  std::optional<DecodeTimeResult> schedules;
   if (!fixed.empty() || options.full_cache) {
+    if (!scheduled.empty())
+      shared.emplace(model_, q.prompt_ids, schedule_members, schedule_options);
     PolicyDecodeOptions decode;
     decode.greedy.max_new_tokens = gen.max_new_tokens;
     decode.greedy.min_new_tokens = gen.min_new_tokens;
     decode.greedy.stop_ids.insert(gen.stop_ids.begin(), gen.stop_ids.end());
     decode.full_cache = options.full_cache;
     decode.question = q.question_span;
+    decode.scheduled = shared ? &*shared : nullptr;
     std::vector<evict::Policy> members;
     for (size_t p : fixed) members.push_back(policies[p]);
     PolicyDecodes decodes = decode_with_policies(model_, q.prompt_ids, members, decode);
@@ -41,16 +56,13 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
       a.uniform_bytes = decodes.footprints[i].uniform_bytes;
     }
     if (options.full_cache) answers.back().tokens = std::move(decodes.tokens.back());
-  }
-  if (!scheduled.empty()) {
-    DecodeTimeOptions decode;
-    decode.max_new_tokens = gen.max_new_tokens;
-    decode.min_new_tokens = gen.min_new_tokens;
-    decode.stop_ids.insert(gen.stop_ids.begin(), gen.stop_ids.end());
-    std::vector<evict::Policy> members;
-    for (size_t p : scheduled) members.push_back(policies[p]);
-    DecodeTimeResult decodes = decode_with_schedules(model_, q.prompt_ids, members, decode);
+    schedules = std::move(decodes.scheduled);
+  } else if (!scheduled.empty()) {
+    schedules = decode_with_schedules(model_, q.prompt_ids, schedule_members, schedule_options);
     ++outcome.prefills;
+  }
+  if (schedules) {
+    DecodeTimeResult& decodes = *schedules;
     outcome.prefill_seconds += decodes.prefill_seconds;
     outcome.decode_seconds += decodes.decode_seconds + decodes.compress_seconds;
     for (size_t i = 0; i < scheduled.size(); ++i) {

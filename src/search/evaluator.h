@@ -45,7 +45,7 @@ struct QuestionOutcome {
   size_t question = 0;  // index into the QuestionSet
   int64_t prompt_tokens = 0;
   // Prefills its policies shared: one per point where an observation protocol ends the compressed
-  // part of the prompt, and one more where decode-time policies decode on their own shared decode.
+  // part of the prompt (the whole prompt's also serves the decode-time policies).
   int64_t prefills = 0;
   double prefill_seconds = 0;
   double decode_seconds = 0;

@@ -64,7 +64,8 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
                                              : options.question->begin]
         .push_back(i);
   }
-  if (options.full_cache) by_split[n];  // the full cache comes from the whole prompt's prefill
+  // The full cache and the decode-time policies come from the whole prompt's prefill.
+  if (options.full_cache || options.scheduled) by_split[n];
 
   PolicyDecodes out;
   out.tokens.resize(rows);
@@ -81,15 +82,27 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
   for (auto& [split, members] : by_split) {
     const int64_t rest = n - split;  // fed uncompressed after the compressed prefill
     LayoutGroups groups(policies, members, num_layers, capacity + rest);
+    const bool full_row = options.full_cache && split == n;
+    const bool serves = options.scheduled && split == n;  // the decode-time policies' prefill too
     model::PrefillOptions prefill;
     prefill.observer = members.empty() ? nullptr : &groups;
-    prefill.keep_cache = options.full_cache && split == n;
-    prefill.decode_capacity = capacity;
+    prefill.keep_cache = full_row;
+    prefill.decode_capacity = full_row ? capacity : 0;
     prefill.all_logits = options.greedy.collect_logits;
+    std::optional<model::ObserverPair> both;
+    if (serves) {
+      const model::PrefillOptions theirs = options.scheduled->prefill_options();
+      if (theirs.observer)
+        prefill.observer =
+            prefill.observer ? &both.emplace(prefill.observer, theirs.observer) : theirs.observer;
+      prefill.keep_cache = prefill.keep_cache || theirs.keep_cache;
+    }
     const std::vector<int32_t> head(prompt_ids.begin(), prompt_ids.begin() + split);
     timer.reset();
     model::PrefillResult pre = model.prefill(head, prefill);
     out.prefill_seconds += timer.seconds();
+    // Their decode reads the prompt's cache before the full cache's row appends to it.
+    if (serves) out.scheduled = options.scheduled->run(pre);
     if (options.greedy.collect_logits) out.prompt_logits = pre.logits;
     const at::Tensor rest_ids =
         at::tensor(std::vector<int64_t>(prompt_ids.begin() + split, prompt_ids.end()), at::kLong)
@@ -116,7 +129,7 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
         out.footprints[g.members[r]] = g.observer->footprints()[r];
       }
     }
-    if (prefill.keep_cache) {
+    if (full_row) {
       timer.reset();
       out.tokens.back() = std::move(
           decode(pre.cache, pre.logits.narrow(0, pre.logits.size(0) - 1, 1)).tokens.front());

@@ -24,6 +24,7 @@
 #include "evict/policy.h"
 #include "longbench/prompt.h"
 #include "model/generate.h"
+#include "search/decode_time.h"
 
 namespace kvs::model {
 class Transformer;
@@ -36,6 +37,10 @@ struct PolicyDecodeOptions {
   bool full_cache = false;      // also decode from the uncompressed cache, answered last
   // The question's tokens in the prompt ids; the question and context protocols need it.
   std::optional<longbench::TokenSpan> question;
+  // Decode-time policies of the same prompt (the evaluator's): the whole prompt's prefill serves
+  // them too (their observer beside this one's, the cache kept), and their decode runs from it
+  // (PolicyDecodes::scheduled) before this one's; null: none.
+  ScheduledDecode* scheduled = nullptr;
 };
 
 struct PolicyDecodes {
@@ -54,6 +59,9 @@ struct PolicyDecodes {
   // Per policy in order: the entries it kept and the bytes its cache row holds for the prompt,
   // beside the uniform layout's at the same mean budget (compressed_cache.h).
   std::vector<evict::CompressingObserver::Footprint> footprints;
+  // With options.scheduled: its decode, from the whole prompt's prefill (its prefill_seconds 0:
+  // the prefill is counted above).
+  std::optional<DecodeTimeResult> scheduled;
 };
 
 PolicyDecodes decode_with_policies(const model::Transformer& model, const std::vector<int32_t>& prompt_ids,

@@ -130,7 +130,9 @@ TEST(Schema, OlderVersionsAreReadAsTheyAre) {
       const store::Run run = store.list_runs().front();
       const State state = store.states_of(run).front();
       EXPECT_EQ(store.cache_layout(state, "dev").has_value(), version >= 2);
-      if (version >= 2) EXPECT_FALSE(store.cache_layout(state, "dev")->largest_entries);
+      if (version >= 2) {
+        EXPECT_FALSE(store.cache_layout(state, "dev")->largest_entries);
+      }
       EXPECT_EQ(state.record.git_commit, version >= 3 ? "abc123def456" : "");
       EXPECT_EQ(store.replays_of(run).front().git_commit, version >= 3 ? "0a1b2c3d4e5f" : "");
       EXPECT_EQ(run.spec.git_commit, "abc123def456");
