@@ -10,12 +10,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from kvs_testing import THREADS, finish, kvsearch, must, smollm2_gguf  # noqa: E402
+from kvs_testing import finish, kvsearch, must, smollm2_gguf  # noqa: E402
 
 
 def main():
     gguf = smollm2_gguf()
-    base = ["--threads", THREADS, "bench", "runner", "--model", "smollm2-135m", "--prompt-tokens", "48",
+    base = ["--threads", "2", "bench", "runner", "--model", "smollm2-135m", "--prompt-tokens", "48",
             "--new-tokens", "2", "--repeats", "1"]
     out = json.loads(must(*base, "--json"))
     failures = []
@@ -27,7 +27,7 @@ def main():
     mib = os.path.getsize(gguf) / (1 << 20)
     if r.returncode != 0 or f"for {mib:.1f} MiB of weight files" not in r.stdout:
         failures.append(f"the text output lacks the load line with {mib:.1f} MiB:\n{r.stdout}{r.stderr[-800:]}")
-    length = json.loads(must("--threads", THREADS, "bench", "runner", "--model", "smollm2-135m", "--prompt-tokens",
+    length = json.loads(must("--threads", "2", "bench", "runner", "--model", "smollm2-135m", "--prompt-tokens",
                              "1024", "--new-tokens", "2", "--repeats", "1", "--json"))["lengths"][0]
     # SmolLM2: 30 layers x 3 KV heads x head_dim 64, keys and values in float32.
     cache = 30 * 3 * 64 * (1024 + 2) * 4 * 2

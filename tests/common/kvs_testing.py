@@ -20,11 +20,6 @@ import tempfile
 
 BIN = os.environ.get("KVSEARCH_BIN", "kvsearch")
 
-# Compute threads of a test's kvsearch runs and torch oracles. ctest runs as many tests side by
-# side as there are cores and sets KVS_TEST_THREADS=1 (tests/CMakeLists.txt): two tests of two
-# threads each on two cores spend their time waiting for each other. Run alone: 2.
-THREADS = int(os.environ.get("KVS_TEST_THREADS", "2"))
-
 # Signs of a crash rather than a handled error (LibTorch and C++ runtime traces, Python, signals).
 TRACE_MARKERS = ("Exception raised from", "frame #", "terminate called", "Traceback",
                  "Aborted", "Segmentation", "core dumped", "what():")
@@ -61,12 +56,8 @@ def finish(failures=None, passed=None, limit=None, label="FAIL:"):
 
 def kvsearch(*args, encoding="utf-8", **kw):
     """Runs the binary with `args` (each through str()), stdout and stderr captured as text (UTF-8,
-    what the binary writes): the CompletedProcess. Without a --threads of their own, the args get
-    THREADS. Keywords go to subprocess.run (timeout=, ...)."""
-    args = [*map(str, args)]
-    if "--threads" not in args:
-        args = ["--threads", str(THREADS), *args]
-    return subprocess.run([BIN, *args], capture_output=True, text=True, encoding=encoding, **kw)
+    what the binary writes): the CompletedProcess. Keywords go to subprocess.run (timeout=, ...)."""
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, encoding=encoding, **kw)
 
 
 def must(*args, tail=3000, error=SystemExit, **kw):

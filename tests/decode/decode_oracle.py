@@ -3,7 +3,7 @@ a policy, and the judgement of one compression's held sets against a reference's
 import json
 import os
 
-from kvs_testing import THREADS, must, read_text, write_json
+from kvs_testing import must, read_text, write_json
 
 BAND = 1e-5  # relative to the largest finite |score| of the (layer, head) row
 
@@ -28,7 +28,7 @@ def kvsearch_trace(tmp, name, policy, ids, teacher):
     policy_path = os.path.join(tmp, f"{name}.json")
     trace_path = os.path.join(tmp, f"{name}.trace.jsonl")
     write_json(policy_path, policy)
-    out = json.loads(must("--threads", THREADS, "generate", "--model", "smollm2-135m", "--dtype", "f32",
+    out = json.loads(must("--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
                           "--token-ids", ",".join(map(str, ids)), "--teacher-tokens",
                           ",".join(map(str, teacher)), "--policy", policy_path, "--trace-kept",
                           trace_path, "--json"))

@@ -45,7 +45,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kvs_testing import THREADS, check, finish, scratch_dir, smollm2_hf  # noqa: E402
+from kvs_testing import check, finish, scratch_dir, smollm2_hf  # noqa: E402
 from decode_oracle import judge, kvsearch_trace, ruler_ids  # noqa: E402
 
 TEACHER = 512
@@ -224,7 +224,7 @@ def main():
 
     model = smollm2_hf("sdpa")
     layers = model.config.num_hidden_layers
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(2)
     schedule = {"interval": INTERVAL, "target": TARGET, "buffer": 64}
 
     def decoding_press(base):

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kvs_testing import THREADS, check, finish, must, read_json, scratch_dir, smollm2_hf, write_json  # noqa: E402
+from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_hf, write_json  # noqa: E402
 from decode_oracle import judge, keep_rows, kvsearch_trace, ruler_ids, top_k_positions  # noqa: E402
 
 TEACHER, BUDGET, DIVIDE, WINDOW, KERNEL, LAMBDA, THRESHOLD = 512, 128, 128, 8, 7, 0.07, 0.5
@@ -136,7 +136,7 @@ def main():
         # The prefill's selection alone.
         prefill_path, kept_path = os.path.join(tmp, "prefill.json"), os.path.join(tmp, "prefill.kept.json")
         write_json(prefill_path, {"method": "r_kv", "budget": BUDGET})
-        must("--threads", THREADS, "generate", "--model", "smollm2-135m", "--dtype", "f32", "--token-ids",
+        must("--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32", "--token-ids",
              ",".join(map(str, ids)), "--max-new-tokens", "1", "--policy", prefill_path, "--dump-kept", kept_path)
         prefill_kept = read_json(kept_path)["layers"]
         steps = [s for s in range(1, TEACHER + 1) if (n + s - 1) % DIVIDE == 0]

@@ -26,7 +26,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # transformers' GGUF conversion bar
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from kvs_testing import THREADS, check, finish, must, read_json, scratch_dir, smollm2_hf, write_json  # noqa: E402
+from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_hf, write_json  # noqa: E402
 
 # The registry, by name: each method's card (its kvpress class, wrapper flag, parameters).
 REGISTRY = {m["name"]: m for m in json.loads(must("methods", "--json"))}
@@ -215,7 +215,7 @@ def check_presses(kvpress, model_for, model_arg, ids, tmp, label=""):
             policy_path = os.path.join(tmp, f"{name}-{budget}.json")
             kept_path = os.path.join(tmp, f"{name}-{budget}.kept.json")
             write_json(policy_path, policy)
-            must("--threads", THREADS, "generate", "--model", model_arg, "--dtype", "f32",
+            must("--threads", "2", "generate", "--model", model_arg, "--dtype", "f32",
                  "--token-ids", ",".join(map(str, ids)), "--max-new-tokens", "1",
                  "--policy", policy_path, "--dump-kept", kept_path)
             kept = read_json(kept_path)["layers"]
@@ -246,7 +246,7 @@ def main():
             models[attention] = smollm2_hf(attention)
         return models[attention]
 
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(2)
     with scratch_dir("kvs-methods-") as tmp:
         ids = ruler_prompt(tmp)
         n = len(ids)

@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gguf  # noqa: E402
 import gguf_fixtures as fx  # noqa: E402
 from test_select_reference import W, baseline, diverse  # noqa: E402
-from kvs_testing import THREADS, finish, must, read_json, smollm2_gguf, smollm2_hf_dir, write_json  # noqa: E402
+from kvs_testing import finish, must, read_json, smollm2_gguf, smollm2_hf_dir, write_json  # noqa: E402
 
 # Prefill and decode logits. transformers runs its default attention (SDPA), as kvsearch's CPU
 # prefill does. fp32 cannot match to 1e-4 on every CPU: on this 30-layer prompt transformers' own
@@ -282,7 +282,7 @@ def check_logits(tmp, part=1, parts=1):
         policy, select = policies[name]
         dump = os.path.join(tmp, f"{name}.npy")
         kept_path = os.path.join(tmp, f"{name}.kept.json")
-        args = ["--threads", THREADS, "generate", "--model", "smollm2-135m", "--dtype", "f32",
+        args = ["--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
                 "--token-ids", ",".join(map(str, prompt)), "--max-new-tokens", NEW_TOKENS,
                 "--dump-logits", dump, "--json"]
         if policy:
@@ -365,7 +365,7 @@ def parse_part(argv):
 
 def main():
     dequant, part, parts = parse_part(sys.argv[1:])
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(2)
     failures = []
     with tempfile.TemporaryDirectory(prefix="kvs_gguf_ref_") as tmp:
         if dequant:

@@ -22,7 +22,7 @@ import torch
 import transformers
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from kvs_testing import THREADS, finish, must, read_json  # noqa: E402
+from kvs_testing import finish, must, read_json  # noqa: E402
 
 TOLERANCE = 1e-4
 NEW_TOKENS = 16
@@ -43,7 +43,7 @@ def check_case(name, make_args, prompt_args, model_class, expect, tmp):
     model_dir = os.path.join(tmp, name)
     must("make-model", "--out", model_dir, *make_args, error=RuntimeError)
     dump = os.path.join(tmp, name + ".npy")
-    out = json.loads(must("--threads", THREADS, "generate", "--model", model_dir, *prompt_args,
+    out = json.loads(must("--threads", "2", "generate", "--model", model_dir, *prompt_args,
                           "--max-new-tokens", NEW_TOKENS, "--dump-logits", dump, "--json", error=RuntimeError))
     prompt, generated = out["prompt_ids"], out["generated_ids"]
     n, g = len(prompt), len(generated)
@@ -111,7 +111,7 @@ def check_llama3_chat_prompt(model_dir, fixtures):
 
 
 def main():
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(2)
     fixtures = os.environ.get("KVS_FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "..", "fixtures"))
     tokenizer = os.path.join(fixtures, "tokenizers", "mistral-7b-v0.1", "tokenizer.model")
     cases = [

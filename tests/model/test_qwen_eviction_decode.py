@@ -31,7 +31,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
-from kvs_testing import THREADS, check, finish, must, read_json, scratch_dir, write_json  # noqa: E402
+from kvs_testing import check, finish, must, read_json, scratch_dir, write_json  # noqa: E402
 from test_gguf_reference import all_policies, kept_cache, reference_decode  # noqa: E402
 from test_qwen_reference import EOS, TOLERANCE, qwen_config, randomize, relative_error  # noqa: E402
 
@@ -79,7 +79,7 @@ def run_kind(kind, tmp, seed, names):
         policy, _ = policies[name]
         dump = os.path.join(tmp, f"{kind}-{name}.npy")
         kept_path = os.path.join(tmp, f"{kind}-{name}.kept.json")
-        args = ["--threads", THREADS, "generate", "--model", model_dir, "--dtype", "f32", "--token-ids",
+        args = ["--threads", "2", "generate", "--model", model_dir, "--dtype", "f32", "--token-ids",
                 ",".join(map(str, prompt)), "--max-new-tokens", NEW_TOKENS, "--dump-logits", dump, "--json"]
         if policy:
             policy_path = os.path.join(tmp, f"{kind}-{name}.json")
@@ -118,7 +118,7 @@ def run_kind(kind, tmp, seed, names):
 def main():
     import transformers
     transformers.utils.logging.disable_progress_bar()
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(2)
     with scratch_dir("kvs-qwen-evict-decode-") as tmp:
         every = list(all_policies(3))
         print(f"qwen3: {len(every)} policies ({', '.join(every)})")

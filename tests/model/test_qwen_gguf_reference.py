@@ -26,7 +26,7 @@ import transformers
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import gguf  # noqa: E402
-from kvs_testing import THREADS, finish, must  # noqa: E402
+from kvs_testing import finish, must  # noqa: E402
 from test_qwen_reference import against_float64, qwen_config, randomize  # noqa: E402
 
 Q8_0, Q4_K, F16, F32 = (gguf.GGMLQuantizationType.Q8_0, gguf.GGMLQuantizationType.Q4_K,
@@ -147,7 +147,7 @@ def check_case(name, config, seed, tmp):
 
 
 def main():
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(2)
     big = dict(hidden_size=256, intermediate_size=512)
     cases = [("qwen2_untied", qwen_config("qwen2", tied=False, **big), 21),
              ("qwen2_tied", qwen_config("qwen2", tied=True, **big), 22),
