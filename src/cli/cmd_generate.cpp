@@ -2,6 +2,7 @@
 // the full cache or one evicted by a policy (--policy FILE.json or the --budget/--profile shorthands).
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,7 +22,8 @@ void setup_generate(CLI::App& parent) {
   auto prompt = std::make_shared<std::string>();
   auto token_ids = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  auto policy_file = std::make_shared<std::string>();
+  auto policy_files = std::make_shared<std::vector<std::string>>();
+  auto paths = std::make_shared<kvs::search::GenerationOutputs>();
   auto budget = std::make_shared<int64_t>(64);
   auto profile = std::make_shared<std::string>();
   auto lambda1 = std::make_shared<double>(0.0);
@@ -46,20 +48,26 @@ void setup_generate(CLI::App& parent) {
                   "auto | none | mistral | llama3 | chatml | smollm2 | qwen2.5 | qwen3-no-think | "
                   "deepseek-r1")
       ->capture_default_str();
-  cmd->add_option("--dump-logits", req->dump_logits_path,
-                  "Write every prompt position's and generated step's logits (float32 .npy)");
-  cmd->add_option("--dump-kept", req->dump_kept_path,
-                  "Write the policy's kept prompt positions per layer and cache head (JSON {\"layers\": ...})");
-  cmd->add_option("--trace-kept", req->trace_kept_path,
+  // With several policies each of these names a directory: one file per policy, named by its
+  // policy file's stem (STEM.npy, STEM.kept.json, STEM.trace.jsonl).
+  cmd->add_option("--dump-logits", paths->logits,
+                  "Write every prompt position's and generated step's logits (float32 .npy; a "
+                  "directory with several policies)");
+  cmd->add_option("--dump-kept", paths->kept,
+                  "Write the policy's kept prompt positions per layer and cache head (JSON "
+                  "{\"layers\": ...}; a directory with several policies)");
+  cmd->add_option("--trace-kept", paths->trace,
                   "Under a decoding schedule: write every compression's held positions (JSON lines "
-                  "{step, seen, layers, counts})");
+                  "{step, seen, layers, counts}; a directory with several policies)");
   auto teacher = std::make_shared<std::string>();
   auto* tt = cmd->add_option("--teacher-tokens", *teacher,
                              "Decode these token ids (comma-separated) instead of greedy ones "
                              "(teacher forcing)");
   cmd->add_option("--device", req->load.device, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--dtype", req->load.dtype, "auto | f32 | f16 | bf16")->capture_default_str();
-  auto* pol = cmd->add_option("--policy", *policy_file, "Evict the prompt's cache with this policy (JSON)");
+  auto* pol = cmd->add_option("--policy", *policy_files,
+                              "Evict the prompt's cache with this policy (JSON; repeat: every "
+                              "policy from one prefill on one shared decode)");
   auto* b = cmd->add_option("--budget", *budget, "Cache budget per head (shorthand policies)")
                 ->capture_default_str();
   // Checked by shorthand_policy: one line naming the flag, exit 1, as a bad policy file.
@@ -67,10 +75,14 @@ void setup_generate(CLI::App& parent) {
       cmd->add_option("--profile", *profile, "Shorthand policy: baseline | pyramid | global");
   auto* l1 = cmd->add_option("--lambda1", *lambda1, "Global lambda1 (with --profile global)");
   auto* l2 = cmd->add_option("--lambda2", *lambda2, "Global lambda2 (with --profile global)");
+  auto full = std::make_shared<bool>(false);
+  cmd->add_flag("--full-cache", *full,
+                "Also the full cache's row, after the policies' (its files named full-cache)");
   pol->excludes(prof);
   cmd->add_flag(
       "--json", *json,
-      "Print {prompt_ids, generated_ids, text, policy, device, dtype, binary, cache}; cache "
+      "Print {name, prompt_ids, generated_ids, text, policy, device, dtype, binary, cache}, "
+      "one line per policy in order (name: the policy file's stem); cache "
       "(under a policy): "
       "kept_entries, bytes (keys and values held for the prompt, ragged heads padded) "
       "and uniform_bytes (the uniform layout at the same mean budget); under a decoding "
@@ -83,13 +95,20 @@ void setup_generate(CLI::App& parent) {
     if (ds->count() && req->longbench_dir.empty()) throw kvs::Error("--dataset needs --longbench");
     if (prof->count() == 0 && (b->count() || l1->count() || l2->count()))
       throw kvs::Error("--budget, --lambda1 and --lambda2 need --profile");
-    std::optional<kvs::evict::Policy> policy;
-    if (pol->count()) policy = kvs::evict::load_policy(*policy_file);
-    if (prof->count())
-      policy = kvs::evict::shorthand_policy(
+    std::vector<std::string> names;
+    for (const std::string& f : *policy_files) {
+      req->policies.push_back(kvs::evict::load_policy(f));
+      names.push_back(std::filesystem::path(f).stem().string());
+    }
+    if (prof->count()) {
+      req->policies.push_back(kvs::evict::shorthand_policy(
           *budget, *profile, l1->count() ? std::optional<double>(*lambda1) : std::nullopt,
-          l2->count() ? std::optional<double>(*lambda2) : std::nullopt);
-    req->policy = policy;
+          l2->count() ? std::optional<double>(*lambda2) : std::nullopt));
+      names.push_back(*profile);
+    }
+    req->full_cache = *full;
+    if (names.empty() || req->full_cache) names.push_back("full-cache");
+    req->outputs = kvs::search::per_row_outputs(*paths, names);
     if (tt->count()) {
       req->teacher_ids = kvs::parse_id_list(*teacher, "--teacher-tokens");
       if (req->teacher_ids.empty()) throw kvs::Error("--teacher-tokens: no ids given");
@@ -100,34 +119,40 @@ void setup_generate(CLI::App& parent) {
     } else if (p->count())
       req->prompt_text = *prompt;
     const auto out = kvs::search::generate_text(*req);
-    if (*json) {
+    for (size_t r = 0; r < out.rows.size(); ++r) {
+      const kvs::search::TextGenerationRow& row = out.rows[r];
+      const bool has_policy = r < req->policies.size();
+      if (!*json) {
+        std::cout << (out.rows.size() > 1 ? names[r] + ": " : "") << row.text << std::endl;
+        continue;
+      }
       nlohmann::json j{
+          {"name", names[r]},
           {"prompt_ids", out.prompt_ids},
-          {"generated_ids", out.generated_ids},
-          {"text", out.text},
+          {"generated_ids", row.generated_ids},
+          {"text", row.text},
           {"question_span", out.question_span
                                 ? nlohmann::json{out.question_span->begin, out.question_span->end}
                                 : nlohmann::json(nullptr)},
-          {"policy", policy ? kvs::evict::policy_to_json(*policy) : nlohmann::json(nullptr)},
+          {"policy",
+           has_policy ? kvs::evict::policy_to_json(req->policies[r]) : nlohmann::json(nullptr)},
           {"device", out.device},
           {"dtype", out.dtype},
           {"binary", kvs::build_info::git_commit()}};
       if (out.decode_time) {
         double nll = 0;
-        for (double v : out.nll) nll += v;
-        j["cache"] = {{"largest", out.largest_cache}, {"compressions", out.compressions}};
-        if (!out.nll.empty()) {
-          j["teacher_nll_steps"] = out.nll;  // -log p of each teacher token, in order
-          j["teacher_nll"] = nll / double(out.nll.size());
-          j["teacher_perplexity"] = std::exp(nll / double(out.nll.size()));
+        for (double v : row.nll) nll += v;
+        j["cache"] = {{"largest", row.largest_cache}, {"compressions", row.compressions}};
+        if (!row.nll.empty()) {
+          j["teacher_nll_steps"] = row.nll;  // -log p of each teacher token, in order
+          j["teacher_nll"] = nll / double(row.nll.size());
+          j["teacher_perplexity"] = std::exp(nll / double(row.nll.size()));
         }
-      } else if (policy)
-        j["cache"] = {{"kept_entries", out.kept_entries},
-                      {"bytes", out.cache_bytes},
-                      {"uniform_bytes", out.uniform_cache_bytes}};
+      } else if (has_policy)
+        j["cache"] = {{"kept_entries", row.kept_entries},
+                      {"bytes", row.cache_bytes},
+                      {"uniform_bytes", row.uniform_cache_bytes}};
       std::cout << j.dump() << std::endl;
-    } else {
-      std::cout << out.text << std::endl;
     }
   });
 }

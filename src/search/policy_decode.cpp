@@ -48,8 +48,6 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
                                    const PolicyDecodeOptions& options) {
   const size_t rows = policies.size() + (options.full_cache ? 1 : 0);
   if (rows == 0) throw Error("decode: no policy given and no full-cache decode asked for");
-  if (options.greedy.collect_logits && rows != 1)
-    throw Error("decode: logits are collected for one row only, " + std::to_string(rows) + " asked for");
   check_protocols(policies, prompt_ids.size(), options.question);
   const int64_t capacity = options.greedy.max_new_tokens;
   const int64_t n = static_cast<int64_t>(prompt_ids.size());
@@ -71,11 +69,23 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
   out.tokens.resize(rows);
   out.kept_positions.resize(policies.size());
   out.footprints.resize(policies.size());
-  auto decode = [&](model::DecodeCache& cache, const at::Tensor& first) {
+  const bool logits = options.greedy.collect_logits;
+  if (logits) {
+    out.prompt_logits.resize(rows);
+    out.step_logits.resize(rows);
+  }
+  // Row `r` of a decode batch is output row `row`: its tokens, and its logits where collected
+  // (the batch keeps every row to the end: each row's steps are its own tokens' count).
+  auto decode = [&](model::DecodeCache& cache, const at::Tensor& first,
+                    const std::vector<size_t>& out_rows) {
     model::GreedyResult result = model::greedy_decode(
         model, cache, first.expand({cache.batch, first.size(1)}), options.greedy);
-    if (options.greedy.collect_logits) out.step_logits = result.step_logits;
-    return result;
+    for (size_t r = 0; r < out_rows.size(); ++r) {
+      if (logits)
+        out.step_logits[out_rows[r]] =
+            result.step_logits.select(1, int64_t(r)).narrow(0, 0, int64_t(result.tokens[r].size()));
+      out.tokens[out_rows[r]] = std::move(result.tokens[r]);
+    }
   };
   Timer timer;
   out.prefills = static_cast<int64_t>(by_split.size());
@@ -88,7 +98,7 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
     prefill.observer = members.empty() ? nullptr : &groups;
     prefill.keep_cache = full_row;
     prefill.decode_capacity = full_row ? capacity : 0;
-    prefill.all_logits = options.greedy.collect_logits;
+    prefill.all_logits = logits;
     std::optional<model::ObserverPair> both;
     if (serves) {
       const model::PrefillOptions theirs = options.scheduled->prefill_options();
@@ -103,7 +113,6 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
     out.prefill_seconds += timer.seconds();
     // Their decode reads the prompt's cache before the full cache's row appends to it.
     if (serves) out.scheduled = options.scheduled->run(pre);
-    if (options.greedy.collect_logits) out.prompt_logits = pre.logits;
     const at::Tensor rest_ids =
         at::tensor(std::vector<int64_t>(prompt_ids.begin() + split, prompt_ids.end()), at::kLong)
             .view({1, rest});
@@ -112,27 +121,28 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
       // Without a rest, every row's first token comes from the full-attention prefill's last
       // position; with one, from each row's own extension (the rows' caches differ).
       at::Tensor first = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);
+      for (size_t r = 0; r < g.members.size(); ++r)
+        if (logits) out.prompt_logits[g.members[r]] = pre.logits;
       if (rest > 0) {
         timer.reset();
-        const at::Tensor logits = model.extend(rest_ids.expand({cache.batch, rest}), cache);
+        const at::Tensor extended = model.extend(rest_ids.expand({cache.batch, rest}), cache);
         out.prefill_seconds += timer.seconds();
-        if (options.greedy.collect_logits)
-          out.prompt_logits = at::cat({pre.logits, logits.select(0, 0)});
-        first = logits.select(1, rest - 1);
+        for (size_t r = 0; r < g.members.size() && logits; ++r)
+          out.prompt_logits[g.members[r]] = at::cat({pre.logits, extended.select(0, int64_t(r))});
+        first = extended.select(1, rest - 1);
       }
       timer.reset();
-      model::GreedyResult result = decode(cache, first);
+      decode(cache, first, g.members);
       out.decode_seconds += timer.seconds();
       for (size_t r = 0; r < g.members.size(); ++r) {
-        out.tokens[g.members[r]] = std::move(result.tokens[r]);
         out.kept_positions[g.members[r]] = g.observer->kept_positions(r);
         out.footprints[g.members[r]] = g.observer->footprints()[r];
       }
     }
     if (full_row) {
+      if (logits) out.prompt_logits.back() = pre.logits;
       timer.reset();
-      out.tokens.back() = std::move(
-          decode(pre.cache, pre.logits.narrow(0, pre.logits.size(0) - 1, 1)).tokens.front());
+      decode(pre.cache, pre.logits.narrow(0, pre.logits.size(0) - 1, 1), {rows - 1});
       out.decode_seconds += timer.seconds();
     }
   }

@@ -33,7 +33,7 @@ class Transformer;
 namespace kvs::search {
 
 struct PolicyDecodeOptions {
-  model::GreedyOptions greedy;  // collect_logits needs exactly one row (one policy or full cache)
+  model::GreedyOptions greedy;  // collect_logits: every row's logits (PolicyDecodes)
   bool full_cache = false;      // also decode from the uncompressed cache, answered last
   // The question's tokens in the prompt ids; the question and context protocols need it.
   std::optional<longbench::TokenSpan> question;
@@ -48,11 +48,13 @@ struct PolicyDecodes {
   int64_t prefills = 0;  // prefills run: one per point where a protocol ends the compressed part
   double prefill_seconds = 0;  // context protocol: its prefill and the extension by the rest
   double decode_seconds = 0;
-  // With greedy.collect_logits: every prompt position's logits [n, vocab] and the one row's
-  // decode steps [steps, 1, vocab] (greedy_decode's step_logits), float32. Under the context
-  // protocol the rows after the context are the extension's, on the compressed cache.
-  at::Tensor prompt_logits;
-  at::Tensor step_logits;
+  // With greedy.collect_logits, per row (policy order, then the full cache): every prompt
+  // position's logits [n, vocab] (the rows of one prefill share one tensor; under the question and
+  // context protocols the positions after the split are the row's own extension, on its
+  // compressed cache) and its decode steps [tokens, vocab] (step s's logits chose token s),
+  // float32.
+  std::vector<at::Tensor> prompt_logits;
+  std::vector<at::Tensor> step_logits;
   // Per policy in order: per layer, the prompt positions it kept, [cache_heads, k] int64 (ragged
   // heads left-padded with -1).
   std::vector<std::vector<at::Tensor>> kept_positions;

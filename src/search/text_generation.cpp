@@ -2,12 +2,14 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/npy.h"
+#include "core/strfmt.h"
 #include "evict/selection_io.h"
 #include "model/transformer.h"
 #include "search/decode_time.h"
@@ -18,17 +20,95 @@
 
 namespace kvs::search {
 
+namespace {
+
+void write_trace(const std::vector<CompressionRecord>& trace, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw error_at(path, "cannot open for writing");
+  for (const CompressionRecord& c : trace) {
+    nlohmann::json line = evict::kept_layers_to_json(c.held);
+    line["step"] = c.step;
+    line["seen"] = c.seen;
+    out << line.dump() << "\n";
+  }
+  if (!out) throw error_at(path, "write failed");
+}
+
+// Row i holds the logits predicting token i + 1 of prompt + generated: the prompt's rows, then
+// one row per generated token after the first (the first step's row is the last prompt row).
+void write_logits(const at::Tensor& prompt_logits, const at::Tensor& step_logits,
+                  const std::string& path) {
+  const int64_t n = prompt_logits.size(0), steps = step_logits.size(0);
+  const at::Tensor rows =
+      at::cat({prompt_logits.to(at::kCPU), step_logits.narrow(0, 1, steps - 1).to(at::kCPU)})
+          .contiguous();
+  std::vector<float> data(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
+  write_npy_f32(path, {n + steps - 1, rows.size(1)}, data);
+}
+
+// The request's checks, before the model loads.
+void check_request(const TextGenerationRequest& request) {
+  for (const evict::Policy& p : request.policies) {
+    p.validate();
+    if (p.observe != evict::Observe::PromptEnd && request.dataset.empty())
+      throw error_at(
+          "policy.observe",
+          std::string("\"") + evict::observe_name(p.observe) +
+              "\" needs the prompt's question span: give a data record (--dataset, --record), "
+              "not prompt text or ids");
+  }
+  const size_t rows = request.policies.size() + (request.full_cache || request.policies.empty());
+  if (!request.outputs.empty() && request.outputs.size() != rows)
+    throw Error(strfmt("generate: %zu output sets for %zu rows", request.outputs.size(), rows));
+  bool decode_time = !request.teacher_ids.empty();
+  for (const evict::Policy& p : request.policies) decode_time = decode_time || p.decoding;
+  for (const GenerationOutputs& o : request.outputs) {
+    if (!o.kept.empty() && request.policies.empty())
+      throw Error("--dump-kept needs a policy: the full cache keeps every position");
+    if (!o.logits.empty() && decode_time)
+      throw Error("--dump-logits: not with a decoding schedule or --teacher-tokens");
+    if (!o.trace.empty() && !decode_time)
+      throw Error("--trace-kept needs a policy with a decoding schedule");
+  }
+}
+
+// The directories of every file the rows write.
+void create_output_directories(const std::vector<GenerationOutputs>& outputs) {
+  for (const GenerationOutputs& o : outputs)
+    for (const std::string& path : {o.logits, o.kept, o.trace}) {
+      const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+      std::error_code ec;
+      if (!path.empty() && !parent.empty()) std::filesystem::create_directories(parent, ec);
+      if (ec) throw error_at(parent.string(), "cannot create the directory: " + ec.message());
+    }
+}
+
+}  // namespace
+
+std::vector<GenerationOutputs> per_row_outputs(const GenerationOutputs& given,
+                                               const std::vector<std::string>& names) {
+  if (given.logits.empty() && given.kept.empty() && given.trace.empty()) return {};
+  auto is_dir = [](const std::string& p) { return !p.empty() && std::filesystem::is_directory(p); };
+  if (names.size() == 1 && !is_dir(given.logits) && !is_dir(given.kept) && !is_dir(given.trace))
+    return {given};
+  std::vector<GenerationOutputs> out;
+  for (size_t r = 0; r < names.size(); ++r) {
+    for (size_t q = 0; q < r; ++q)
+      if (names[q] == names[r])
+        throw error_at("--policy", "two policy files named \"" + names[r] +
+                                       "\": their dumps would share a file name; rename one");
+    auto in = [&](const std::string& dir, const char* suffix) {
+      return dir.empty() ? std::string()
+                         : (std::filesystem::path(dir) / (names[r] + suffix)).string();
+    };
+    out.push_back(
+        {in(given.logits, ".npy"), in(given.kept, ".kept.json"), in(given.trace, ".trace.jsonl")});
+  }
+  return out;
+}
+
 TextGenerationResult generate_text(const TextGenerationRequest& request) {
-  if (request.policy) request.policy->validate();
-  if (request.policy && request.policy->observe != evict::Observe::PromptEnd &&
-      request.dataset.empty())
-    throw error_at(
-        "policy.observe",
-        std::string("\"") + evict::observe_name(request.policy->observe) +
-            "\" needs the prompt's question span: give a data record (--dataset, --record), "
-            "not prompt text or ids");
-  if (!request.dump_kept_path.empty() && !request.policy)
-    throw Error("--dump-kept needs a policy: the full cache keeps every position");
+  check_request(request);
   const model::Transformer model = model::Transformer::load(request.model_dir, request.load);
   std::unique_ptr<tokenizer::Tokenizer> tok;
   if (std::filesystem::exists(std::filesystem::path(request.model_dir) / "tokenizer.model") ||
@@ -55,76 +135,64 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
                   tokenizer::resolve_chat_template(request.chat_template, request.model_dir,
                                                    tokenizer::ChatTemplate::None))
             : request.prompt_ids;
-  if (!request.teacher_ids.empty() || (request.policy && request.policy->decoding)) {
-    if (!request.dump_logits_path.empty())
-      throw Error("--dump-logits: not with a decoding schedule or --teacher-tokens");
+  const std::vector<evict::Policy>& policies = request.policies;
+  const bool full_cache = policies.empty() || request.full_cache;
+  const size_t rows = policies.size() + (full_cache ? 1 : 0);
+  result.rows.resize(rows);
+  auto output = [&](size_t r) {
+    return request.outputs.empty() ? GenerationOutputs{} : request.outputs[r];
+  };
+  result.decode_time = !request.teacher_ids.empty();
+  for (const evict::Policy& p : policies) result.decode_time = result.decode_time || p.decoding;
+  if (result.decode_time) {
     DecodeTimeOptions options;
     options.max_new_tokens = request.max_new_tokens;
     options.teacher = request.teacher_ids;
     for (int64_t id : model.config().eos_token_ids)
       options.stop_ids.insert(static_cast<int32_t>(id));
     if (tok) options.stop_ids.insert(tok->eos_ids().begin(), tok->eos_ids().end());
-    options.full_cache = !request.policy;
-    options.trace = !request.trace_kept_path.empty();
-    std::vector<evict::Policy> policies;
-    if (request.policy) policies.push_back(*request.policy);
+    options.full_cache = full_cache;
+    for (size_t r = 0; r < rows; ++r) options.trace = options.trace || !output(r).trace.empty();
     const DecodeTimeResult out = decode_with_schedules(model, result.prompt_ids, policies, options);
-    const DecodeTimeRow& row = out.rows.front();
-    result.decode_time = true;
-    result.generated_ids = row.tokens;
-    result.largest_cache =
-        request.policy ? row.largest_cache : int64_t(result.prompt_ids.size()) + out.steps;
-    result.compressions = row.compressions;
-    result.nll = row.nll;
-    if (tok) result.text = tok->decode(result.generated_ids, /*skip_special=*/true);
-    if (!request.dump_kept_path.empty())
-      evict::write_kept_layers_json(row.held, request.dump_kept_path);
-    if (!request.trace_kept_path.empty()) {
-      std::ofstream trace(request.trace_kept_path);
-      if (!trace) throw error_at(request.trace_kept_path, "cannot open for writing");
-      for (const CompressionRecord& c : row.trace) {
-        nlohmann::json line = evict::kept_layers_to_json(c.held);
-        line["step"] = c.step;
-        line["seen"] = c.seen;
-        trace << line.dump() << "\n";
-      }
-      if (!trace) throw error_at(request.trace_kept_path, "write failed");
+    create_output_directories(request.outputs);
+    for (size_t r = 0; r < rows; ++r) {
+      const DecodeTimeRow& row = out.rows[r];
+      TextGenerationRow& mine = result.rows[r];
+      mine.generated_ids = row.tokens;
+      mine.largest_cache =
+          r == policies.size() ? int64_t(result.prompt_ids.size()) + out.steps : row.largest_cache;
+      mine.compressions = row.compressions;
+      mine.nll = row.nll;
+      if (tok) mine.text = tok->decode(mine.generated_ids, /*skip_special=*/true);
+      if (r == policies.size()) continue;  // the full cache keeps every position
+      if (!output(r).kept.empty()) evict::write_kept_layers_json(row.held, output(r).kept);
+      if (!output(r).trace.empty()) write_trace(row.trace, output(r).trace);
     }
     return result;
   }
-  if (!request.trace_kept_path.empty())
-    throw Error("--trace-kept needs a policy with a decoding schedule");
-  const bool dump = !request.dump_logits_path.empty();
   PolicyDecodeOptions options;
   options.greedy.max_new_tokens = request.max_new_tokens;
   for (int64_t id : model.config().eos_token_ids) options.greedy.stop_ids.insert(static_cast<int32_t>(id));
   if (tok) options.greedy.stop_ids.insert(tok->eos_ids().begin(), tok->eos_ids().end());
-  options.greedy.collect_logits = dump;
-  options.full_cache = !request.policy;
+  for (size_t r = 0; r < rows; ++r)
+    options.greedy.collect_logits = options.greedy.collect_logits || !output(r).logits.empty();
+  options.full_cache = full_cache;
   options.question = result.question_span;
-  std::vector<evict::Policy> policies;
-  if (request.policy) policies.push_back(*request.policy);
-  PolicyDecodes out = decode_with_policies(model, result.prompt_ids, policies, options);
-  result.generated_ids = out.tokens.front();
-  if (request.policy) {
-    result.kept_entries = out.footprints.front().kept_entries;
-    result.cache_bytes = out.footprints.front().held_bytes;
-    result.uniform_cache_bytes = out.footprints.front().uniform_bytes;
-  }
-  if (tok) result.text = tok->decode(result.generated_ids, /*skip_special=*/true);
-
-  if (dump) {
-    // Row i holds the logits predicting token i + 1 of prompt + generated: the prompt rows, then
-    // one row per generated token after the first (the first step's row is the last prompt row).
-    const int64_t n = out.prompt_logits.size(0), steps = out.step_logits.size(0);
-    at::Tensor rows = at::cat({out.prompt_logits.to(at::kCPU),
-                               out.step_logits.narrow(0, 1, steps - 1).select(1, 0)})
-                          .contiguous();
-    std::vector<float> data(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
-    write_npy_f32(request.dump_logits_path, {n + steps - 1, rows.size(1)}, data);
-  }
-  if (!request.dump_kept_path.empty()) {
-    evict::write_kept_layers_json(out.kept_positions.front(), request.dump_kept_path);
+  const PolicyDecodes out = decode_with_policies(model, result.prompt_ids, policies, options);
+  create_output_directories(request.outputs);
+  for (size_t r = 0; r < rows; ++r) {
+    TextGenerationRow& mine = result.rows[r];
+    mine.generated_ids = out.tokens[r];
+    if (r < policies.size()) {
+      mine.kept_entries = out.footprints[r].kept_entries;
+      mine.cache_bytes = out.footprints[r].held_bytes;
+      mine.uniform_cache_bytes = out.footprints[r].uniform_bytes;
+    }
+    if (tok) mine.text = tok->decode(mine.generated_ids, /*skip_special=*/true);
+    if (!output(r).logits.empty())
+      write_logits(out.prompt_logits[r], out.step_logits[r], output(r).logits);
+    if (!output(r).kept.empty() && r < policies.size())  // the full cache keeps every position
+      evict::write_kept_layers_json(out.kept_positions[r], output(r).kept);
   }
   return result;
 }

@@ -3,6 +3,8 @@
 - a budget at least the prompt length generates exactly what the full cache generates, for the
   shorthand policies and for a policy file;
 - small budgets run and report the policy they used (JSON);
+- several policies in one run (`--policy A --policy B --full-cache`, dumps in directories) give
+  each policy's row as it is alone;
 - bad policy input is one "error:" line and exit status 1.
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
@@ -65,6 +67,64 @@ def main():
         if not kept or any(len(head) != 16 or head[-8:] != window or len(set(head)) != 16
                            or not all(0 <= p < len(ids) for p in head) for layer in kept for head in layer):
             failures.append(f"--dump-kept: not 16 distinct prompt positions ending with the window per head: {kept}")
+
+        # Several policies in one run (one prefill, one shared decode; the full cache beside them):
+        # each row's answer, kept sets and logits are the ones it gets alone, its files named by
+        # its policy file's stem; a teacher-forced decode-time pair likewise with its traces.
+        several = {"snap": {"method": "snapkv", "budget": 16}, "knorm": {"method": "knorm", "budget": 24},
+                   "ada": {"method": "adakv", "budget": 16, "base": {"method": "snapkv", "granularity": "kv_head"}}}
+        args = []
+        for name, policy in several.items():
+            write_json(os.path.join(tmp, f"{name}.json"), policy)
+            args += ["--policy", os.path.join(tmp, f"{name}.json")]
+        dirs = {flag: os.path.join(tmp, flag.strip("-")) for flag in ("--dump-kept", "--dump-logits")}
+        rows = [json.loads(line) for line in must(
+            "generate", "--model", model, "--token-ids", ",".join(map(str, ids)), "--max-new-tokens", 12,
+            "--json", "--full-cache", *args, *[x for flag, d in dirs.items() for x in (flag, d)]).splitlines()]
+        if [r["name"] for r in rows] != [*several, "full-cache"]:
+            failures.append(f"several policies: rows {[r['name'] for r in rows]}")
+        elif rows[-1]["generated_ids"] != full["generated_ids"]:
+            failures.append("several policies: the full cache's row differs from the full cache alone")
+        import numpy as np
+        for r, name in zip(rows, several):
+            alone_kept, alone_logits = os.path.join(tmp, f"{name}-alone.json"), os.path.join(tmp, f"{name}-alone.npy")
+            alone = generate(model, ids, "--policy", os.path.join(tmp, f"{name}.json"), "--dump-kept", alone_kept,
+                             "--dump-logits", alone_logits)
+            together = np.load(os.path.join(dirs["--dump-logits"], f"{name}.npy"))
+            if (r["generated_ids"] != alone["generated_ids"] or r["cache"] != alone["cache"]
+                    or read_json(os.path.join(dirs["--dump-kept"], f"{name}.kept.json")) != read_json(alone_kept)
+                    or together.shape != np.load(alone_logits).shape
+                    or float(np.abs(together - np.load(alone_logits)).max()) > 1e-4):
+                failures.append(f"several policies: {name}'s row differs from {name} alone")
+        if os.path.exists(os.path.join(dirs["--dump-kept"], "full-cache.kept.json")):
+            failures.append("several policies: a kept-set file for the full cache")
+        decode_time = {"tova": {"method": "tova", "decoding": {"interval": 1, "target": 40, "buffer": 1}},
+                       "kn": {"method": "knorm", "budget": 64, "decoding": {"interval": 4, "target": 48, "buffer": 4}}}
+        for name, policy in decode_time.items():
+            write_json(os.path.join(tmp, f"{name}.json"), policy)
+        teacher = ["--teacher-tokens", ",".join(str(5 + i % 40) for i in range(20))]
+        traces = os.path.join(tmp, "traces")
+        rows = [json.loads(line) for line in must(
+            "generate", "--model", model, "--token-ids", ",".join(map(str, ids)), "--json", *teacher,
+            "--trace-kept", traces, *[x for n in decode_time for x in ("--policy", os.path.join(tmp, f"{n}.json"))]
+        ).splitlines()]
+        for r, name in zip(rows, decode_time):
+            alone_trace = os.path.join(tmp, f"{name}-alone.trace.jsonl")
+            alone = generate(model, ids, "--policy", os.path.join(tmp, f"{name}.json"), *teacher,
+                             "--trace-kept", alone_trace)
+            with open(alone_trace) as a, open(os.path.join(traces, f"{name}.trace.jsonl")) as b:
+                same_trace = a.read() == b.read()
+            if (r["cache"] != alone["cache"] or not same_trace
+                    or max(abs(x - y) for x, y in zip(r["teacher_nll_steps"], alone["teacher_nll_steps"])) > 1e-4):
+                failures.append(f"several decode-time policies: {name}'s row differs from {name} alone")
+        # Two policy files of one stem cannot share a dump directory: refused before any work.
+        os.makedirs(os.path.join(tmp, "other"), exist_ok=True)
+        write_json(os.path.join(tmp, "other", "snap.json"), several["snap"])
+        line = expect_error("generate", "--model", model, "--token-ids", "1,2,3", "--policy",
+                            os.path.join(tmp, "snap.json"), "--policy", os.path.join(tmp, "other", "snap.json"),
+                            "--dump-kept", os.path.join(tmp, "clash"))
+        if '"snap"' not in line or os.path.exists(os.path.join(tmp, "clash")):
+            failures.append(f"two policy files of one stem: {line}")
 
         write_json(policy_path, {"kind": "greedy", "budget": 4, "schedule": "uniform"})
         base = ["generate", "--model", model, "--token-ids", "1,2,3"]

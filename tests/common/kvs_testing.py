@@ -98,6 +98,21 @@ def error_output(r, status=1, single=True, prefix="error:", mentions=(), markers
 
 
 @contextlib.contextmanager
+def torch_threads(n):
+    """torch's intra-op threads set to n inside, restored after. The oracles' decode loops run on
+    one: a step of one token is a run of small products, where a second thread's wake-ups under
+    the suite's passive OpenMP waits cost more than it computes (a SmolLM2 step of 7 rows: 199 ms
+    on one thread, 340 ms on two, measured on the 2-core CI machine)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
 def scratch_dir(prefix="kvs-"):
     """A fresh temporary directory, removed (errors ignored) when the block ends, however it ends."""
     path = tempfile.mkdtemp(prefix=prefix)

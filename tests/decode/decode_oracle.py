@@ -23,16 +23,29 @@ def ruler_ids(tmp, length, teacher):
     return ids(first["context"] + "\n" + first["input"]), ids(second["context"])[:teacher]
 
 
+def kvsearch_traces(tmp, policies, ids, teacher):
+    """`generate --teacher-tokens --trace-kept` under every policy of {name: policy} in one run
+    (one prefill, one shared decode): {name: (its --json line, its trace)}."""
+    traces = os.path.join(tmp, "traces")
+    os.makedirs(traces, exist_ok=True)  # a directory, even for one policy
+    # One thread: hundreds of one-token steps, where a second thread's wake-ups under the suite's
+    # passive OpenMP waits cost more than it computes (kvs_testing.torch_threads; a 512-step
+    # decode: 18 s on one thread, 40 s on two, on the idle 2-core CI machine).
+    args = ["--threads", "1", "generate", "--model", "smollm2-135m", "--dtype", "f32", "--token-ids",
+            ",".join(map(str, ids)), "--teacher-tokens", ",".join(map(str, teacher)), "--trace-kept",
+            traces, "--json"]
+    for name, policy in policies.items():
+        write_json(os.path.join(tmp, f"{name}.json"), policy)
+        args += ["--policy", os.path.join(tmp, f"{name}.json")]
+    rows = {row["name"]: row for row in map(json.loads, must(*args).splitlines())}
+    return {name: (rows[name], [json.loads(line) for line in
+                                read_text(os.path.join(traces, f"{name}.trace.jsonl")).splitlines()])
+            for name in policies}
+
+
 def kvsearch_trace(tmp, name, policy, ids, teacher):
     """`generate --teacher-tokens --trace-kept` under the policy: (its --json output, the trace)."""
-    policy_path = os.path.join(tmp, f"{name}.json")
-    trace_path = os.path.join(tmp, f"{name}.trace.jsonl")
-    write_json(policy_path, policy)
-    out = json.loads(must("--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
-                          "--token-ids", ",".join(map(str, ids)), "--teacher-tokens",
-                          ",".join(map(str, teacher)), "--policy", policy_path, "--trace-kept",
-                          trace_path, "--json"))
-    return out, [json.loads(line) for line in read_text(trace_path).splitlines()]
+    return kvsearch_traces(tmp, {name: policy}, ids, teacher)[name]
 
 
 def judge(ours, before, scores, k):
@@ -62,8 +75,9 @@ def top_k_positions(scores, k):
 
 
 def keep_rows(layer, keep):
-    """A transformers cache layer's keys and values cut to the rows keep [kv_heads, k], in that
-    order."""
-    g = keep.unsqueeze(0).unsqueeze(-1).expand(-1, -1, -1, layer.keys.shape[-1])
+    """A transformers cache layer's keys and values cut to the rows keep [kv_heads, k] (or per batch
+    row, [batch, kv_heads, k]), in that order."""
+    keep = keep.unsqueeze(0) if keep.dim() == 2 else keep
+    g = keep.unsqueeze(-1).expand(-1, -1, -1, layer.keys.shape[-1])
     layer.keys = layer.keys.gather(2, g).contiguous()
     layer.values = layer.values.gather(2, g).contiguous()

@@ -36,6 +36,8 @@ from kvs_testing import (check, error_output, finish, kvsearch, must, read_json,
                          smollm2_hf, write_json)
 
 MODEL = "smollm2-135m"
+# One thread: these commands decode one token a step (kvs_testing.torch_threads says why).
+THREADS = "1"
 TEXT = ("The history of the lighthouse is a long one. Sailors have always needed to know where the "
         "rocks are, and for centuries fires were lit on hills near harbours. ") * 6
 
@@ -45,7 +47,7 @@ def ids_of(text):
 
 
 def generate(tmp, name, prompt, policy=None, *flags):
-    args = ["--threads", "2", "generate", "--model", MODEL, "--dtype", "f32", "--token-ids",
+    args = ["--threads", THREADS, "generate", "--model", MODEL, "--dtype", "f32", "--token-ids",
             ",".join(map(str, prompt)), "--json", *flags]
     if policy is not None:
         path = os.path.join(tmp, f"{name}.json")
@@ -169,7 +171,7 @@ def main():
         text_path = os.path.join(tmp, "text.txt")
         with open(text_path, "w", encoding="utf-8") as f:
             f.write(TEXT)
-        measured = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+        measured = json.loads(must("--threads", THREADS, "perplexity", "--model", MODEL, "--text", text_path,
                                    "--dtype", "f32", "--json"))
         ours = dict(measured["results"][0], tokens=measured["tokens"])
         check(ours["tokens"] == n, f"perplexity read {ours['tokens']} tokens, the tokenizer gives {n}")
@@ -182,13 +184,13 @@ def main():
         write_json(sink_path, rolling)
         window_path = os.path.join(tmp, "window.json")
         write_json(window_path, dict(rolling, n_sink=0, name="window"))
-        shared = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+        shared = json.loads(must("--threads", THREADS, "perplexity", "--model", MODEL, "--text", text_path,
                                  "--dtype", "f32", "--policy", sink_path, "--policy", window_path,
                                  "--full-cache", "--json"))
         sink, window, beside = shared["results"]
         check(beside["name"] == "full cache" and abs(beside["perplexity"] - ours["perplexity"]) < 1e-9,
               f"the full cache beside two policies: {beside['perplexity']} vs alone {ours['perplexity']}")
-        alone = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+        alone = json.loads(must("--threads", THREADS, "perplexity", "--model", MODEL, "--text", text_path,
                                 "--dtype", "f32", "--policy", window_path, "--json"))["results"][0]
         check(abs(alone["perplexity"] - window["perplexity"]) <= 1e-6 * window["perplexity"],
               f"the window-only cache on a shared decode {window['perplexity']}, alone {alone['perplexity']}")
@@ -229,7 +231,7 @@ def main():
 
         # bench decode: every method that can decode on one shared decode, beside one alone and the
         # full cache; those that cannot are named; each cache within its bound.
-        bench = json.loads(must("--threads", "2", "bench", "decode", "--model", MODEL, "--text", text_path,
+        bench = json.loads(must("--threads", THREADS, "bench", "decode", "--model", MODEL, "--text", text_path,
                                 "--prompt-tokens", "64", "--new-tokens", "24", "--interval", "8",
                                 "--target", "32", "--buffer", "8", "--json"))
         methods = [m["name"] for m in json.loads(must("methods", "--json"))]
@@ -265,7 +267,7 @@ def main():
         write_json(never_path, {"method": "knorm", "name": "never",
                                 "decoding": {"interval": 8, "target": 4000, "buffer": 1}})
         write_json(small_path, dict(rolling, name="sink-32"))
-        fid = json.loads(must("--threads", "2", "fidelity", "--model", MODEL, "--token-ids",
+        fid = json.loads(must("--threads", THREADS, "fidelity", "--model", MODEL, "--token-ids",
                               ",".join(map(str, prompt)), "--new-tokens", "32", "--block", "16",
                               "--policy", never_path, "--policy", small_path, "--json"))
         never_f, small_f = fid["policies"]
@@ -281,7 +283,7 @@ def main():
         rkv_path = os.path.join(tmp, "rkv.json")
         write_json(rkv_path, {"method": "r_kv", "budget": 16,
                               "decoding": {"divide_length": 16, "target": 16, "buffer": 8}})
-        rkv = json.loads(must("--threads", "2", "perplexity", "--model", MODEL, "--text", text_path,
+        rkv = json.loads(must("--threads", THREADS, "perplexity", "--model", MODEL, "--text", text_path,
                               "--max-tokens", "48", "--policy", rkv_path, "--json"))["results"][0]
         check(rkv["compressions"] == 2 and rkv["largest_cache"] == 32,  # after steps 16 and 32 of 47
               f"r_kv over a one-token prompt: {rkv['compressions']} compressions, largest {rkv['largest_cache']}")

@@ -5,8 +5,9 @@ CPU, SDPA). The prompt is a RULER niah_single_1 record at about 1,000 tokens; th
 teacher-forced (the context of a second RULER record), one forward per token as kvpress's pipeline
 decodes (position_ids continuing from the tokens seen).
 
-At every compression, per layer and KV head, the positions kvsearch holds (`generate --policy P
---teacher-tokens ... --trace-kept F`) must be the press's top-k by the press's own scores over the
+At every compression, per layer and KV head, the positions kvsearch holds (`generate --policy P ...
+--teacher-tokens ... --trace-kept DIR`: every policy in one run, from one prefill on one shared
+decode) must be the press's top-k by the press's own scores over the
 rows its cache holds at that step, up to scores tied within 1e-5 of the row's scale (the rule of
 tests/evict/test_methods_vs_kvpress.py), and both sides compress at the same steps. Each decision is
 judged on the same input: once judged, the press keeps kvsearch's set (it passed the rule, so the two
@@ -45,8 +46,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kvs_testing import check, finish, scratch_dir, smollm2_hf  # noqa: E402
-from decode_oracle import judge, kvsearch_trace, ruler_ids  # noqa: E402
+from kvs_testing import check, finish, scratch_dir, smollm2_hf, torch_threads  # noqa: E402
+from decode_oracle import judge, kvsearch_traces, ruler_ids  # noqa: E402
 
 TEACHER = 512
 INTERVAL, TARGET = 32, 256
@@ -176,12 +177,18 @@ def run_rows(model, rows, schedule, ids, teacher):
     cache = DynamicCache()
     with torch.no_grad(), decoding(model):
         model(input_ids=torch.tensor([ids] * batch), past_key_values=cache, logits_to_keep=1)
-        for i, token in enumerate(teacher):
-            for tracker in trackers:
-                tracker.seen = len(ids) + i + 1
-            model(input_ids=torch.tensor([[token]] * batch), past_key_values=cache,
-                  position_ids=torch.tensor([[len(ids) + i]]), logits_to_keep=1)
+        with torch_threads(1):
+            decode_rows(model, trackers, cache, ids, teacher, batch)
     return trackers
+
+
+def decode_rows(model, trackers, cache, ids, teacher, batch):
+    """The teacher tokens fed one forward each, positions continuing from the prompt."""
+    for i, token in enumerate(teacher):
+        for tracker in trackers:
+            tracker.seen = len(ids) + i + 1
+        model(input_ids=torch.tensor([[token]] * batch), past_key_values=cache,
+              position_ids=torch.tensor([[len(ids) + i]]), logits_to_keep=1)
 
 
 def run_press(model, press, decoding, prefilling, ids, teacher, sort, future_fix, follow=None, label=""):
@@ -200,10 +207,8 @@ def run_press(model, press, decoding, prefilling, ids, teacher, sort, future_fix
     cache = DynamicCache()
     with torch.no_grad(), press(model):
         model(input_ids=torch.tensor([ids]), past_key_values=cache, logits_to_keep=1)
-        for i, token in enumerate(teacher):
-            tracker.seen = len(ids) + i + 1
-            model(input_ids=torch.tensor([[token]]), past_key_values=cache,
-                  position_ids=torch.tensor([[len(ids) + i]]), logits_to_keep=1)
+        with torch_threads(1):
+            decode_rows(model, [tracker], cache, ids, teacher, 1)
     return tracker
 
 
@@ -241,9 +246,14 @@ def main():
             ("streaming_llm", {"method": "streaming_llm", "n_sink": 4}, kvpress.StreamingLLMPress(n_sink=4), True),
             ("expected_attention", {"method": "expected_attention"}, kvpress.ExpectedAttentionPress(), True),
         ]
+        # kvsearch: every policy, PrefillDecodingPress's too, from one prefill on one shared decode.
+        budget = 128
+        runs = kvsearch_traces(tmp, dict([(name, dict(policy, decoding=schedule)) for name, policy, _, _ in cases]
+                                         + [("keydiff-both", {"method": "keydiff", "budget": budget,
+                                                              "decoding": schedule})]), ids, teacher)
         traces, rows = {}, []
         for name, policy, base, _ in cases:
-            out, traces[name] = kvsearch_trace(tmp, name, dict(policy, decoding=schedule), ids, teacher)
+            out, traces[name] = runs[name]
             # The prompt is whole until the first compression, at INTERVAL steps.
             check(out["cache"]["largest"] == len(ids) + INTERVAL,
                   f"{name}: largest cache {out['cache']['largest']}, not {len(ids) + INTERVAL}")
@@ -281,9 +291,7 @@ def main():
                   f"{len(fixed.broken)} with the next position)")
 
         # PrefillDecodingPress: the prompt compressed to 128 by KeyDiff, then kept at the target.
-        budget = 128
-        out, trace = kvsearch_trace(tmp, "keydiff-both",
-                                    {"method": "keydiff", "budget": budget, "decoding": schedule}, ids, teacher)
+        out, trace = runs["keydiff-both"]
         prefill = kvpress.KeyDiffPress(compression_ratio=1.0 - (budget + 0.5) / len(ids))
         decoding = decoding_press(kvpress.KeyDiffPress())
         combined = kvpress.PrefillDecodingPress(prefilling_press=prefill, decoding_press=decoding)

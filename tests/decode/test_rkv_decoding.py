@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_hf, write_json  # noqa: E402
+from kvs_testing import check, finish, must, read_json, scratch_dir, smollm2_hf, torch_threads, write_json  # noqa: E402
 from decode_oracle import judge, keep_rows, kvsearch_trace, ruler_ids, top_k_positions  # noqa: E402
 
 TEACHER, BUDGET, DIVIDE, WINDOW, KERNEL, LAMBDA, THRESHOLD = 512, 128, 128, 8, 7, 0.07, 0.5
@@ -102,14 +102,15 @@ def run_rule(model, tap, ids, teacher, steps, decide):
         window = {l: tap.last[l][:, -WINDOW:] for l in range(layers)}
         if not compress("prefill"):
             return pos
-        for i, token in enumerate(teacher):
-            model(input_ids=torch.tensor([[token]]), past_key_values=cache,
-                  position_ids=torch.tensor([[n + i]]), logits_to_keep=1)
-            for l in range(layers):
-                window[l] = torch.cat([window[l], tap.last[l]], 1)[:, -WINDOW:]
-                pos[l] = torch.cat([pos[l], torch.full((kv_heads, 1), n + i)], 1)
-            if i + 1 in steps and not compress(i + 1):
-                break
+        with torch_threads(1):  # one-token steps
+            for i, token in enumerate(teacher):
+                model(input_ids=torch.tensor([[token]]), past_key_values=cache,
+                      position_ids=torch.tensor([[n + i]]), logits_to_keep=1)
+                for l in range(layers):
+                    window[l] = torch.cat([window[l], tap.last[l]], 1)[:, -WINDOW:]
+                    pos[l] = torch.cat([pos[l], torch.full((kv_heads, 1), n + i)], 1)
+                if i + 1 in steps and not compress(i + 1):
+                    break
     return pos
 
 

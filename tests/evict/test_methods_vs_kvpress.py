@@ -4,7 +4,7 @@ kvpress 0.5.5's own press built with the same parameter values, on the real Smol
 kvsearch reads the GGUF file, kvpress runs on transformers' conversion of it (float32, CPU; SDPA, eager for ObservedAttentionPress).
 The prompt is a RULER niah_single_1 record at about 1,000 tokens (`kvsearch data ruler`), its
 context and question in SmolLM2's own tokens. For every layer and KV head, at B = 64 and 128, the
-positions kvsearch keeps (`generate --policy P --dump-kept F`) must be the press's top-B by its own
+positions kvsearch keeps (`generate --policy P ... --dump-kept DIR`, every policy from one prefill) must be the press's top-B by its own
 scores, up to scores tied within float rounding at the boundary (torch.topk's tie order is not
 positional; the two sides' keys differ in their last bits): every position scored above the B-th
 score is kept, every kept position scores at least the B-th, and the kept set's scores, sorted,
@@ -74,23 +74,33 @@ def presses(kvpress, ratio):
     return out
 
 
-def press_scores(model, press, ids):
-    """Per layer, the press's scores [Hkv, n] as it computed them inside its forward hook."""
+def press_scores(model, presses, ids):
+    """Per press, per layer, the press's scores [Hkv, n] as it computes them inside its forward
+    hook, every press from one forward: a press whose hook has each press score the layer's cache
+    and compresses nothing (a prefill's compression changes no later layer: the hook runs after
+    the layer's attention)."""
+    import kvpress
+    from dataclasses import dataclass
     from transformers import DynamicCache
-    scores = {}
-    original = press.compress
+    scores = [{} for _ in presses]
 
-    def compress(module, hidden_states, keys, values, attentions, kwargs):
-        s = press.score(module, hidden_states, keys, values, attentions, kwargs)
-        scores[module.layer_idx] = s[0].float().clone()
-        return original(module, hidden_states, keys, values, attentions, kwargs)
+    @dataclass
+    class EveryPress(kvpress.BasePress):
+        def post_init_from_model(self, model):
+            for press in presses:
+                press.post_init_from_model(model)
 
-    press.compress = compress
-    with torch.no_grad(), press(model):
+        def compress(self, module, hidden_states, keys, values, attentions, kwargs):
+            for i, press in enumerate(presses):
+                s = press.score(module, hidden_states, keys, values, attentions, kwargs)
+                scores[i][module.layer_idx] = s[0].float().clone()
+            return keys, values
+
+    with torch.no_grad(), EveryPress()(model):
         model.model(input_ids=torch.tensor([ids]), past_key_values=DynamicCache())
     # What a press forces (CriticalKV's stage 1: finfo.max) counts as kept always, as kvsearch's +inf.
-    return [torch.where(scores[l] >= torch.finfo(torch.float32).max, torch.inf, scores[l])
-            for l in range(len(scores))]
+    return [[torch.where(s[l] >= torch.finfo(torch.float32).max, torch.inf, s[l]) for l in range(len(s))]
+            for s in scores]
 
 
 def adakv_press_kept(model, press, ids):
@@ -199,10 +209,11 @@ def compare(name, budget, kept_layers, scores):
 
 
 def check_presses(kvpress, model_for, model_arg, ids, tmp, label=""):
-    """Every press at every budget: kvsearch's kept sets on model_arg (`generate --dump-kept`)
-    against the press's on model_for(press), recorded with check(). Returns {(name, budget):
-    (kept, press scores)}."""
-    n, results = len(ids), {}
+    """Every press at every budget: kvsearch's kept sets on model_arg (`generate --dump-kept`, every
+    policy from one prefill in one run) against the press's on model_for(press) (one forward per
+    budget and attention for the scoring presses, AdaKV's on its own), recorded with check().
+    Returns {(name, budget): (kept, press scores)}."""
+    n, cases = len(ids), []
     for budget in BUDGETS:
         ratio = 1.0 - (budget + 0.5) / n  # kvpress keeps int(n (1 - ratio)) = budget
         for policy, press in presses(kvpress, ratio):
@@ -210,28 +221,42 @@ def check_presses(kvpress, model_for, model_arg, ids, tmp, label=""):
                 continue  # a window of 64 leaves nothing to select at B = 64
             policy = dict(policy, budget=budget)
             name = policy.get("name", policy["method"])
-            adakv = isinstance(press, kvpress.AdaKVPress)
-            scores = (adakv_press_kept if adakv else press_scores)(model_for(press), press, ids)
-            policy_path = os.path.join(tmp, f"{name}-{budget}.json")
-            kept_path = os.path.join(tmp, f"{name}-{budget}.kept.json")
-            write_json(policy_path, policy)
-            must("--threads", "2", "generate", "--model", model_arg, "--dtype", "f32",
-                 "--token-ids", ",".join(map(str, ids)), "--max-new-tokens", "1",
-                 "--policy", policy_path, "--dump-kept", kept_path)
-            kept = read_json(kept_path)["layers"]
-            check(len(kept) == len(scores), f"{label}{name}: {len(kept)} layers, press {len(scores)}")
-            share, broken = (adakv_compare if adakv else compare)(name, budget, kept, scores)
-            for message in broken:
-                check(False, label + message)
-            what = "kept sets (the complement of masked_key_indices)" if adakv else "topk"
-            print(f"[measured] {label}{type(press).__name__} B={budget}: kvsearch's kept sets equal the "
-                  f"press's {what} in {share:.1%} of (layer, KV head) sets; "
-                  f"{len(broken)} outside the tie band")
-            if adakv:
-                counts = [len(h) for layer in kept for h in layer]
-                print(f"[measured] {label}adakv B={budget}: per-head counts {min(counts)}..{max(counts)} "
-                      f"(mean {sum(counts) / len(counts):.1f})")
-            results[(name, budget)] = (kept, scores)
+            cases.append((name, budget, policy, press))
+    args = ["--threads", "2", "generate", "--model", model_arg, "--dtype", "f32", "--token-ids",
+            ",".join(map(str, ids)), "--max-new-tokens", "1", "--dump-kept", os.path.join(tmp, "kept")]
+    for name, budget, policy, _ in cases:
+        write_json(os.path.join(tmp, f"{name}-{budget}.json"), policy)
+        args += ["--policy", os.path.join(tmp, f"{name}-{budget}.json")]
+    must(*args)
+    scores = {}
+    for budget in BUDGETS:
+        scorers = [(name, press) for name, b, _, press in cases
+                   if b == budget and not isinstance(press, kvpress.AdaKVPress)]
+        by_model = {}
+        for name, press in scorers:
+            by_model.setdefault(id(model_for(press)), []).append((name, press))
+        for group in by_model.values():
+            model = model_for(group[0][1])
+            for (name, _), s in zip(group, press_scores(model, [press for _, press in group], ids)):
+                scores[(name, budget)] = s
+    results = {}
+    for name, budget, policy, press in cases:
+        adakv = isinstance(press, kvpress.AdaKVPress)
+        press_side = adakv_press_kept(model_for(press), press, ids) if adakv else scores[(name, budget)]
+        kept = read_json(os.path.join(tmp, "kept", f"{name}-{budget}.kept.json"))["layers"]
+        check(len(kept) == len(press_side), f"{label}{name}: {len(kept)} layers, press {len(press_side)}")
+        share, broken = (adakv_compare if adakv else compare)(name, budget, kept, press_side)
+        for message in broken:
+            check(False, label + message)
+        what = "kept sets (the complement of masked_key_indices)" if adakv else "topk"
+        print(f"[measured] {label}{type(press).__name__} B={budget}: kvsearch's kept sets equal the "
+              f"press's {what} in {share:.1%} of (layer, KV head) sets; "
+              f"{len(broken)} outside the tie band")
+        if adakv:
+            counts = [len(h) for layer in kept for h in layer]
+            print(f"[measured] {label}adakv B={budget}: per-head counts {min(counts)}..{max(counts)} "
+                  f"(mean {sum(counts) / len(counts):.1f})")
+        results[(name, budget)] = (kept, press_side)
     return results
 
 

@@ -7,7 +7,8 @@
    (finite f16 scales) in each of F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K, and on
    all 272 tensors of SmolLM2-135M-Instruct.Q4_1.gguf (`--model smollm2-135m`).
 2. Logits: `kvsearch generate --model smollm2-135m --token-ids` (fp32, a prompt of >= 1,000 ids,
-   32 new tokens) against AutoModelForCausalLM.from_pretrained(dir, gguf_file=...) (its conversion
+   32 new tokens; every policy of a part in one run, from one prefill on one shared decode, the
+   full cache's row beside them) against AutoModelForCausalLM.from_pretrained(dir, gguf_file=...) (its conversion
    saved once and shared, kvs_testing.smollm2_hf_dir: the float32 tensors are exact): prefill logits
    within 1e-4 of transformers' in float64 (or, where transformers' own fp32 is further from those,
    no further than 1.25 x its distance), decode logits within 1e-4 of its fp32 decode (or its
@@ -42,7 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gguf  # noqa: E402
 import gguf_fixtures as fx  # noqa: E402
 from test_select_reference import W, baseline, diverse  # noqa: E402
-from kvs_testing import finish, must, read_json, smollm2_gguf, smollm2_hf_dir, write_json  # noqa: E402
+from kvs_testing import finish, must, read_json, smollm2_gguf, smollm2_hf_dir, torch_threads, write_json  # noqa: E402
 
 # Prefill and decode logits. transformers runs its default attention (SDPA), as kvsearch's CPU
 # prefill does. fp32 cannot match to 1e-4 on every CPU: on this 30-layer prompt transformers' own
@@ -144,13 +145,22 @@ def kept_cache(q_window, keys, values, kept):
 def reference_decode(model, caches, first_token, position, steps, eos):
     """Greedy decode over per-query-head caches (lists of [m_h, d]: each head attends to its own
     entries only, whatever the others keep), HF's modules for everything else: llama, qwen2 (its
-    biases are the projections') and qwen3 (q_norm / k_norm over each head before RoPE)."""
+    biases are the projections') and qwen3 (q_norm / k_norm over each head before RoPE). The heads
+    of a layer are stacked, each left-padded to the longest and its padding masked out (-inf
+    before the softmax: weight exactly 0)."""
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
     cfg = model.config
     heads, kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
     d = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    stacked = []
+    for keys, vals in caches:
+        longest = max(k.shape[0] for k in keys)
+        pad = [longest - k.shape[0] for k in keys]
+        stacked.append((torch.stack([F.pad(k, (0, 0, p, 0)) for k, p in zip(keys, pad)]),
+                        torch.stack([F.pad(v, (0, 0, p, 0)) for v, p in zip(vals, pad)]),
+                        torch.stack([torch.arange(longest) >= p for p in pad])))
     tokens, logits_rows = [first_token], []
-    with torch.no_grad():
+    with torch.no_grad(), torch_threads(1):  # one-token steps
         while len(tokens) < steps and tokens[-1] not in eos:
             x = model.model.embed_tokens(torch.tensor([[tokens[-1]]]))
             cos, sin = model.model.rotary_emb(x, torch.tensor([[position]]))
@@ -164,13 +174,14 @@ def reference_decode(model, caches, first_token, position, steps, eos):
                 q, k = q.transpose(1, 2), k.transpose(1, 2)
                 v = attn.v_proj(h).view(1, 1, kv_heads, d).transpose(1, 2)
                 q, k = apply_rotary_pos_emb(q, k, cos, sin)
-                new_k = k[0].repeat_interleave(heads // kv_heads, 0)  # [heads, 1, d]
-                new_v = v[0].repeat_interleave(heads // kv_heads, 0)
-                keys = [torch.cat([caches[l][0][h], new_k[h]]) for h in range(heads)]
-                vals = [torch.cat([caches[l][1][h], new_v[h]]) for h in range(heads)]
-                caches[l] = (keys, vals)
-                o = torch.stack([F.softmax((q[0, h] @ keys[h].T) / math.sqrt(d), dim=-1) @ vals[h]
-                                 for h in range(heads)])  # [heads, 1, d]
+                keys, vals, valid = stacked[l]
+                keys = torch.cat([keys, k[0].repeat_interleave(heads // kv_heads, 0)], 1)
+                vals = torch.cat([vals, v[0].repeat_interleave(heads // kv_heads, 0)], 1)
+                valid = torch.cat([valid, torch.ones(heads, 1, dtype=torch.bool)], 1)
+                stacked[l] = (keys, vals, valid)
+                scores = (q[0] @ keys.transpose(1, 2)) / math.sqrt(d)  # [heads, 1, m]
+                weights = F.softmax(scores.masked_fill(~valid.unsqueeze(1), -math.inf), dim=-1)
+                o = weights @ vals  # [heads, 1, d]
                 x = x + attn.o_proj(o.transpose(0, 1).reshape(1, 1, heads * d))
                 x = x + layer.mlp(layer.post_attention_layernorm(x))
             row = model.lm_head(model.model.norm(x))[0, 0]
@@ -278,18 +289,29 @@ def check_logits(tmp, part=1, parts=1):
     print(f"[measured] logits part {part}/{parts}: {', '.join(names)}")
     if not names:
         failures.append(f"logits part {part}/{parts} holds no policy")
+    # One kvsearch run for the whole part: every policy from one prefill on one shared decode (its
+    # rows batched as the evaluator batches them), the full cache's row beside them; each row's
+    # logits and kept sets in its own file (`generate --policy ... --full-cache`, directories).
+    args = ["--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
+            "--token-ids", ",".join(map(str, prompt)), "--max-new-tokens", NEW_TOKENS,
+            "--dump-logits", os.path.join(tmp, "logits"), "--json"]
+    for name in names:
+        if policies[name][0]:
+            write_json(os.path.join(tmp, f"{name}.json"), policies[name][0])
+            args += ["--policy", os.path.join(tmp, f"{name}.json")]
+    if any(policies[name][0] for name in names):
+        args += ["--dump-kept", os.path.join(tmp, "kept")]
+    if "full" in names:
+        args.append("--full-cache")
+    os.makedirs(os.path.join(tmp, "logits"), exist_ok=True)  # a directory, even for one row
+    os.makedirs(os.path.join(tmp, "kept"), exist_ok=True)
+    rows = {row["name"]: row for row in map(json.loads, must(*args, error=RuntimeError).splitlines())}
     for name in names:
         policy, select = policies[name]
-        dump = os.path.join(tmp, f"{name}.npy")
-        kept_path = os.path.join(tmp, f"{name}.kept.json")
-        args = ["--threads", "2", "generate", "--model", "smollm2-135m", "--dtype", "f32",
-                "--token-ids", ",".join(map(str, prompt)), "--max-new-tokens", NEW_TOKENS,
-                "--dump-logits", dump, "--json"]
-        if policy:
-            policy_path = os.path.join(tmp, f"{name}.json")
-            write_json(policy_path, policy)
-            args += ["--policy", policy_path, "--dump-kept", kept_path]
-        ours = json.loads(must(*args, error=RuntimeError))
+        file_name = name if policy else "full-cache"
+        ours = rows[file_name]
+        dump = os.path.join(tmp, "logits", f"{file_name}.npy")
+        kept_path = os.path.join(tmp, "kept", f"{name}.kept.json")
         if policy and select is None:
             kept = read_json(kept_path)["layers"]
         elif policy:
@@ -304,8 +326,11 @@ def check_logits(tmp, part=1, parts=1):
         else:
             kept = [select(window_queries[l], keys[l], l) for l in range(layers)]
         caches = [kept_cache(window_queries[l], keys[l], values[l], kept[l]) for l in range(layers)]
+        t0 = time.time()
         ref_tokens, ref_decode = reference_decode(model, caches, first, n, NEW_TOKENS, eos)
+        t_ref = time.time() - t0
         dumped = torch.from_numpy(np.load(dump))
+        os.remove(dump)  # about 200 MB a row
         generated = ours["generated_ids"]
         prefill_diff = float((dumped[:n] - prefill_logits).abs().max())
         prefill_error = float((dumped[:n].double() - exact).abs().max())
@@ -313,7 +338,7 @@ def check_logits(tmp, part=1, parts=1):
         decode_diff = float((dumped[n:n + g] - ref_decode[:g]).abs().max()) if g > 0 else 0.0
         print(f"[measured] {name}: prompt {n} ids, {len(generated)} generated, prefill max |dlogit| "
               f"{prefill_diff:.4g} (vs float64 {prefill_error:.4g}), decode max |dlogit| "
-              f"{decode_diff:.3g}")
+              f"{decode_diff:.3g} (reference decode {t_ref:.1f} s)")
         if ours["prompt_ids"] != prompt:
             failures.append(f"{name}: prompt ids differ")
         if not prefill_error <= prefill_bound:

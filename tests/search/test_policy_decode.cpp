@@ -176,14 +176,44 @@ TEST_F(TinyModel, AllocatorsShareOnePrefillAndAnswerAsEachAlone) {
   EXPECT_EQ(together.footprints[3].kept_entries, total);
 }
 
-TEST_F(TinyModel, RefusesNothingToDecodeAndLogitsOfSeveralRows) {
+TEST_F(TinyModel, RefusesNothingToDecode) {
   const model::Transformer model = load();
-  const std::vector<int32_t> ids = prompt(20, 7919, 2000);
   PolicyDecodeOptions options;
-  EXPECT_THROW(decode_with_policies(model, ids, {}, options), Error);
+  EXPECT_THROW(decode_with_policies(model, prompt(20, 7919, 2000), {}, options), Error);
+}
+
+// Logits of several rows (two layouts, one budget each, and the full cache): each row's prompt and
+// step logits are the ones it gets decoded alone, and its steps are its own tokens' count.
+TEST_F(TinyModel, LogitsOfSeveralRowsEqualEachRowAlone) {
+  const model::Transformer model = load();
+  const std::vector<int32_t> ids = prompt(60, 7919, 2000);
+  PolicyDecodeOptions options;
+  options.greedy.max_new_tokens = 6;
   options.greedy.collect_logits = true;
-  const std::vector<Policy> two = {evict::snapkv_policy(16), evict::snapkv_policy(12)};
-  EXPECT_THROW(decode_with_policies(model, ids, two, options), Error);
+  options.full_cache = true;
+  const std::vector<Policy> policies = {evict::snapkv_policy(16), evict::snapkv_policy(12),
+                                        kv_head(evict::global_policy(20, 0.2, -0.3))};
+  const PolicyDecodes together = decode_with_policies(model, ids, policies, options);
+  ASSERT_EQ(together.step_logits.size(), policies.size() + 1);
+  ASSERT_EQ(together.prompt_logits.size(), policies.size() + 1);
+  for (size_t r = 0; r <= policies.size(); ++r) {
+    PolicyDecodeOptions one = options;
+    one.full_cache = r == policies.size();
+    const std::vector<Policy> alone_policies =
+        one.full_cache ? std::vector<Policy>{} : std::vector<Policy>{policies[r]};
+    const PolicyDecodes alone = decode_with_policies(model, ids, alone_policies, one);
+    EXPECT_EQ(together.tokens[r], alone.tokens.front()) << "row " << r;
+    EXPECT_EQ(together.step_logits[r].size(0), int64_t(together.tokens[r].size())) << "row " << r;
+    EXPECT_TRUE(at::allclose(together.step_logits[r], alone.step_logits.front(), 1e-5, 1e-5))
+        << "row " << r;
+    EXPECT_TRUE(at::equal(together.prompt_logits[r], alone.prompt_logits.front())) << "row " << r;
+  }
+  // The rows' later steps differ (their caches do; the first step is the shared prefill's): a
+  // check that compared a row with itself would pass anyway.
+  const int64_t steps = std::min(together.step_logits[0].size(0), together.step_logits[1].size(0));
+  ASSERT_GT(steps, 1);
+  EXPECT_FALSE(at::allclose(together.step_logits[0].narrow(0, 1, steps - 1),
+                            together.step_logits[1].narrow(0, 1, steps - 1)));
 }
 
 Policy observing(Policy p, evict::Observe observe) {
@@ -246,8 +276,9 @@ TEST_F(TinyModel, ContextProtocolEqualsPrefillCompressExtendByHand) {
     const PolicyDecodes got = with_question(model, ids, {policy}, question, /*logits=*/true);
     const HandDecode want = by_hand(model, ids, base, question.begin, 10);
     EXPECT_EQ(got.tokens.front(), want.tokens) << base.name;
-    ASSERT_EQ(got.prompt_logits.size(0), 151);
-    const at::Tensor rest = got.prompt_logits.narrow(0, question.begin, 151 - question.begin);
+    ASSERT_EQ(got.prompt_logits.front().size(0), 151);
+    const at::Tensor rest =
+        got.prompt_logits.front().narrow(0, question.begin, 151 - question.begin);
     EXPECT_TRUE(at::allclose(rest, want.rest_logits, 1e-4, 1e-4)) << base.name;
     // Only the context was compressed: every kept position lies before the question.
     for (const at::Tensor& layer : got.kept_positions.front())
