@@ -177,13 +177,19 @@ def kvsearch_side(args, budgets, out):
          {"name": "Global", "profile": "global"}],
         "SnapKV")
     seconds, _ = run_kvsearch(args, spec, out)
+    return seconds, report_scores(out)
+
+
+def report_scores(out):
+    """{(method, budget): score} from the report's scores.csv: methods as rows, a column per
+    budget ("B = 64"), then each budget's interval ("B = 64 low", "B = 64 high")."""
     scores = {}
     with open(os.path.join(out, "report", "scores.csv")) as f:
         for row in csv.DictReader(f):
-            budget = int(row["Budget"].removeprefix("B = "))
-            for method in ("SnapKV", "PyramidKV", "Global"):
-                scores[(method, budget)] = float(row[method])
-    return seconds, scores
+            for column, value in row.items():
+                if column.startswith("B = ") and column.removeprefix("B = ").isdigit():
+                    scores[(row["Method"], int(column.removeprefix("B = ")))] = float(value)
+    return scores
 
 
 REGISTRY = [  # (kvsearch policy without budget, kvpress press class name, its keyword arguments)
