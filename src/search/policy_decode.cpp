@@ -121,14 +121,15 @@ PolicyDecodes decode_with_policies(const model::Transformer& model, const std::v
       // Without a rest, every row's first token comes from the full-attention prefill's last
       // position; with one, from each row's own extension (the rows' caches differ).
       at::Tensor first = pre.logits.narrow(0, pre.logits.size(0) - 1, 1);
-      for (size_t r = 0; r < g.members.size(); ++r)
-        if (logits) out.prompt_logits[g.members[r]] = pre.logits;
+      if (logits)
+        for (size_t member : g.members) out.prompt_logits[member] = pre.logits;
       if (rest > 0) {
         timer.reset();
         const at::Tensor extended = model.extend(rest_ids.expand({cache.batch, rest}), cache);
         out.prefill_seconds += timer.seconds();
-        for (size_t r = 0; r < g.members.size() && logits; ++r)
-          out.prompt_logits[g.members[r]] = at::cat({pre.logits, extended.select(0, int64_t(r))});
+        if (logits)
+          for (size_t r = 0; r < g.members.size(); ++r)
+            out.prompt_logits[g.members[r]] = at::cat({pre.logits, extended.select(0, int64_t(r))});
         first = extended.select(1, rest - 1);
       }
       timer.reset();

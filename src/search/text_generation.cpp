@@ -46,6 +46,13 @@ void write_logits(const at::Tensor& prompt_logits, const at::Tensor& step_logits
   write_npy_f32(path, {n + steps - 1, rows.size(1)}, data);
 }
 
+// Through the decode-time path: a teacher, or a decoding schedule on any policy.
+bool decode_time(const TextGenerationRequest& request) {
+  bool any = !request.teacher_ids.empty();
+  for (const evict::Policy& p : request.policies) any = any || p.decoding;
+  return any;
+}
+
 // The request's checks, before the model loads.
 void check_request(const TextGenerationRequest& request) {
   for (const evict::Policy& p : request.policies) {
@@ -60,14 +67,13 @@ void check_request(const TextGenerationRequest& request) {
   const size_t rows = request.policies.size() + (request.full_cache || request.policies.empty());
   if (!request.outputs.empty() && request.outputs.size() != rows)
     throw Error(strfmt("generate: %zu output sets for %zu rows", request.outputs.size(), rows));
-  bool decode_time = !request.teacher_ids.empty();
-  for (const evict::Policy& p : request.policies) decode_time = decode_time || p.decoding;
+  const bool scheduled = decode_time(request);
   for (const GenerationOutputs& o : request.outputs) {
     if (!o.kept.empty() && request.policies.empty())
       throw Error("--dump-kept needs a policy: the full cache keeps every position");
-    if (!o.logits.empty() && decode_time)
+    if (!o.logits.empty() && scheduled)
       throw Error("--dump-logits: not with a decoding schedule or --teacher-tokens");
-    if (!o.trace.empty() && !decode_time)
+    if (!o.trace.empty() && !scheduled)
       throw Error("--trace-kept needs a policy with a decoding schedule");
   }
 }
@@ -142,8 +148,7 @@ TextGenerationResult generate_text(const TextGenerationRequest& request) {
   auto output = [&](size_t r) {
     return request.outputs.empty() ? GenerationOutputs{} : request.outputs[r];
   };
-  result.decode_time = !request.teacher_ids.empty();
-  for (const evict::Policy& p : policies) result.decode_time = result.decode_time || p.decoding;
+  result.decode_time = decode_time(request);
   if (result.decode_time) {
     DecodeTimeOptions options;
     options.max_new_tokens = request.max_new_tokens;
