@@ -249,10 +249,10 @@ Policy policy_from_json(const json& given, const std::string& where) {
 
 json policy_json_at_budget(json policy, int64_t budget, const std::string& where) {
   if (!policy.is_object()) throw error_at(where, "expected a JSON object, got " + policy.dump());
-  if (policy.contains("budget"))
-    throw error_at(where + ".budget", "the method's budgets set B: leave budget out");
   json* decoding = policy.contains("decoding") ? &policy["decoding"] : nullptr;
   if (!decoding) {
+    if (policy.contains("budget"))
+      throw error_at(where + ".budget", "the method's budgets set B: leave budget out");
     policy["budget"] = budget;
     return policy;
   }

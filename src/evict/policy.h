@@ -100,10 +100,11 @@ Policy load_policy(const std::string& path);         // errors name the file
 std::string policy_to_string(const Policy& policy);  // compact JSON, one line
 
 // A policy JSON without a budget (an experiment's or a run's template) at budget B: B is its
-// "budget", or for a policy with a "decoding" schedule its target (a decode-only policy: the
-// prompt is kept whole until the first compression, after which the cache holds B entries per KV
-// head and layer, kvpress's DecodingPress with target_size B). Errors name `where` when the
-// template sets what B sets.
+// "budget", or for a policy with a "decoding" schedule its target: the cache holds B entries per
+// KV head and layer after each decode-time compression (kvpress's DecodingPress with target_size
+// B). A decode-time template without a "budget" keeps the prompt whole until the first
+// compression; with one, the prompt is compressed to that fixed budget first (kvpress's
+// PrefillDecodingPress), whatever B. Errors name `where` when the template sets what B sets.
 nlohmann::json policy_json_at_budget(nlohmann::json policy, int64_t budget,
                                      const std::string& where);
 

@@ -27,7 +27,12 @@ nlohmann::json method_json(const ExperimentSpec& spec, const std::string& name) 
 
 // What a method's B means in the plan, where it is not a prefill budget of its own.
 std::string budget_note(const MethodSpec& m) {
-  if (m.decode_time) return " (decode-time: the target)";
+  if (m.decode_time) {
+    const auto policy = nlohmann::json::parse(m.policy_json);
+    if (policy.contains("budget"))
+      return " (decode-time: the target; the prompt first to " + policy.at("budget").dump() + ")";
+    return " (decode-time: the target)";
+  }
   if (!m.transfer.empty()) return " (best profile of " + m.transfer + ")";
   return "";
 }

@@ -5,6 +5,8 @@ calibrated LongBench files (tests/experiment/fixtures.py: the gold answers are t
 1. a spec whose methods are decode-time policies (the plan says which) (a "decoding" schedule, the budgets setting its
    target) runs beside the full cache and a prefill-time policy; every run is recorded with its
    test replay, and its policy with decoding.target = the run's budget and no budget of its own;
+   a template with a budget of its own (kvpress's PrefillDecodingPress) keeps it, the budgets
+   setting its target, and its answers equal `generate`'s;
 2. a decode-time policy whose target holds the whole prompt and answer never compresses: its
    answers equal the full cache's, question by question (the evaluator's decode-time route keeps
    the dataset's stop ids and minimum length);
@@ -16,8 +18,8 @@ calibrated LongBench files (tests/experiment/fixtures.py: the gold answers are t
 5. each decode-time run records where its cache went on test: the entries held after the last
    step, the largest cache at any step and its schedule's bound (NULL for a prefill-time policy),
    and the report's cache table shows them;
-6. bad specs (a target the budgets set, a budget, an interval of 0, a method that cannot score at
-   decode time): one line naming the field, exit 1, nothing written.
+6. bad specs (a target the budgets set, a budget of 0, an interval of 0, a method that cannot
+   score at decode time): one line naming the field, exit 1, nothing written.
 
 Env: KVSEARCH_BIN, KVS_FIXTURES_DIR, KVS_SOURCE_DIR. Exit status 0 = pass.
 """
@@ -42,11 +44,16 @@ DECODING = {
     "Knorm (decoding)": {"method": "knorm", "decoding": {"interval": 4, "buffer": 4}},
 }
 
+# A prefill budget of its own and the budgets' target (kvpress's PrefillDecodingPress).
+PREFILL_DECODING = "Knorm (prefill 16, decoding)"
+PREFILL_DECODING_POLICY = {"method": "knorm", "budget": 16, "decoding": {"interval": 4, "buffer": 4}}
+
 
 def spec():
     methods = [{"name": "Full cache", "profile": "full"},
                {"name": "Knorm", "policy": {"method": "knorm"}}]
     methods += [{"name": n, "policy": p} for n, p in DECODING.items()]
+    methods.append({"name": PREFILL_DECODING, "policy": PREFILL_DECODING_POLICY})
     methods.append({"name": "Never compresses", "budgets": [NEVER],
                     "policy": {"method": "knorm", "decoding": {"interval": 4, "buffer": 4}}})
     return {
@@ -91,9 +98,11 @@ def main():
         write_json(path, spec())
         out = os.path.join(tmp, "out")
         plan = must("experiment", "plan", path, "--longbench", lb)
-        decode_time = len(DECODING) * len(BUDGETS) + 1
+        decode_time = (len(DECODING) + 1) * len(BUDGETS) + 1
         check(f"({decode_time} decode-time ones on a shared decode" in plan and
-              f"Knorm (decoding) at B={BUDGETS[0]} (decode-time: the target)" in plan,
+              f"Knorm (decoding) at B={BUDGETS[0]} (decode-time: the target)" in plan and
+              f"{PREFILL_DECODING} at B={BUDGETS[1]} (decode-time: the target; the prompt first "
+              f"to 16)" in plan,
               f"the plan does not say which policies are decode-time:\n{plan}")
         summary = must("experiment", "run", path, "--model", model, "--longbench", lb, "--out", out,
                        "--job-threads", 1)
@@ -116,6 +125,11 @@ def main():
                 check(recorded.get("decoding", {}).get("target") == b and "budget" not in recorded,
                       f"{key}: recorded policy {recorded} is not decode-only at target {b}")
                 check(len(test_predictions(db, key)) == 8, f"{key}: not 8 test predictions")
+        for b in BUDGETS:  # the template's own budget kept, the budgets its target
+            key = f"decoding/{DATASET}/{slug(PREFILL_DECODING)}/B{b}"
+            want = dict(PREFILL_DECODING_POLICY, decoding=dict(PREFILL_DECODING_POLICY["decoding"], target=b))
+            check(key in runs and runs[key][1] == want and len(test_predictions(db, key)) == 8,
+                  f"{key}: recorded {runs.get(key)}, want the policy {want} with 8 test predictions")
         full = test_predictions(db, f"decoding/{DATASET}/full-cache/B{1 << 24}")
         check(len(full) == 8, f"the full cache has {len(full)} test predictions")
 
@@ -129,8 +143,8 @@ def main():
                    read_text(os.path.join(lb, "data", DATASET + ".jsonl")).splitlines()]
         maxlen = json.loads(read_text(os.path.join(lb, "config", "dataset2maxlen.json")))[DATASET]
         differs = 0
-        for name in DECODING:
-            key = f"decoding/{DATASET}/{slug(name)}/B{BUDGETS[0]}"
+        for name in list(DECODING) + [PREFILL_DECODING]:
+            key = f"decoding/{DATASET}/{slug(name)}/B{BUDGETS[-1 if name == PREFILL_DECODING else 0]}"
             policy_file = os.path.join(tmp, slug(name) + ".json")
             write_json(policy_file, runs[key][1])
             answers = test_predictions(db, key)
@@ -144,11 +158,16 @@ def main():
                 check(g["text"] == prediction,
                       f"{key} question {qid}: recorded {prediction!r}, generate {g['text']!r}")
                 # Decode-only: the whole prompt until the first compression, then at most the
-                # target and the steps to the next one.
+                # target and the steps to the next one; with a prefill budget, the prompt
+                # compressed to it first.
                 held = max(max(layer) for layer in json.loads(read_text(kept))["counts"])
                 interval = runs[key][1]["decoding"]["interval"]
-                bound = BUDGETS[0] + interval
-                check(g["cache"]["largest"] == len(g["prompt_ids"]) + interval and held <= bound,
+                target = runs[key][1]["decoding"]["target"]
+                first = runs[key][1].get("budget", len(g["prompt_ids"]))
+                bound = target + interval
+                largest = g["cache"]["largest"]
+                check((largest == first + interval if "budget" not in runs[key][1]
+                       else first < largest <= bound) and held <= bound,
                       f"{key} question {qid}: the cache held {g['cache']['largest']} entries at "
                       f"most and {held} at the end (prompt {len(g['prompt_ids'])}, bound {bound})")
             differs += sum(answers[i][1] != full[i][1] for i in answers)
@@ -192,7 +211,7 @@ def main():
 
         # 6. Bad specs.
         bad_spec(tmp, model, lb, "target", {"method": "knorm", "decoding": {"target": 64}}, "decoding.target")
-        bad_spec(tmp, model, lb, "budget", {"method": "knorm", "budget": 64, "decoding": {}}, "budget")
+        bad_spec(tmp, model, lb, "budget", {"method": "knorm", "budget": 0, "decoding": {}}, "budget")
         bad_spec(tmp, model, lb, "interval", {"method": "knorm", "decoding": {"interval": 0}}, "interval")
         bad_spec(tmp, model, lb, "refused", {"method": "snapkv", "granularity": "head",
                                   "decoding": {"interval": 8, "buffer": 8}}, "decoding")

@@ -312,6 +312,37 @@ TEST(Policy, DecodingScheduleRoundTripsAndMakesTheBudgetOptional) {
   EXPECT_NE(parse_error(json{{"method", "knorm"}}).find("field \"budget\""), std::string::npos);
 }
 
+// A template (an experiment's method, a run's policy) at budget B: B is the budget, or a
+// decode-time policy's target; a decode-time template's own budget stays (the prompt compressed to
+// it first).
+TEST(Policy, TemplateAtBudgetSetsTheBudgetOrTheTarget) {
+  using kvs::evict::policy_json_at_budget;
+  EXPECT_EQ(policy_json_at_budget(json{{"method", "knorm"}}, 64, "t"),
+            (json{{"method", "knorm"}, {"budget", 64}}));
+  const json decode_only = {{"method", "knorm"}, {"decoding", {{"interval", 4}}}};
+  EXPECT_EQ(policy_json_at_budget(decode_only, 64, "t"),
+            (json{{"method", "knorm"}, {"decoding", {{"interval", 4}, {"target", 64}}}}));
+  const json prefill_first = {{"method", "knorm"}, {"budget", 16}, {"decoding", {{"interval", 4}}}};
+  const json at_64 = policy_json_at_budget(prefill_first, 64, "t");
+  EXPECT_EQ(
+      at_64,
+      (json{{"method", "knorm"}, {"budget", 16}, {"decoding", {{"interval", 4}, {"target", 64}}}}));
+  EXPECT_EQ(kvs::evict::policy_from_json(at_64).budget, 16);
+  auto error = [](const json& t) {
+    try {
+      policy_json_at_budget(t, 64, "t");
+    } catch (const kvs::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error(json{{"method", "knorm"}, {"budget", 16}}).find("t.budget: the method's budgets"),
+            std::string::npos);
+  EXPECT_NE(error(json{{"method", "knorm"}, {"decoding", {{"target", 8}}}})
+                .find("t.decoding.target: the method's budgets set"),
+            std::string::npos);
+}
+
 TEST(Policy, DecodingScheduleErrorsNameTheField) {
   auto with = [](json policy, json decoding) {
     policy["decoding"] = std::move(decoding);
