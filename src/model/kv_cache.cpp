@@ -161,6 +161,35 @@ std::pair<at::Tensor, at::Tensor> last_entries(const LayerCache& layer, int64_t 
   return {at::stack(keys), at::stack(values)};
 }
 
+std::pair<at::Tensor, at::Tensor> last_entries(const LayerCache& layer, int64_t b, int64_t count,
+                                               const std::vector<int64_t>& counts) {
+  if (static_cast<int64_t>(counts.size()) != layer.heads)
+    throw Error("last_entries: counts must give one count per cache head");
+  if (std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == count; }))
+    return last_entries(layer, b, count);
+  const int64_t d = layer.keys.size(-1);
+  at::Tensor keys = at::zeros({layer.heads, count, d}, layer.keys.options());
+  at::Tensor values = at::zeros_like(keys);
+  for (int64_t h = 0; h < layer.heads; ++h) {
+    const int64_t i = b * layer.heads + h, held = counts[static_cast<size_t>(h)];
+    if (held < 0 || held > count || held > layer.used - padding_of(layer, i))
+      throw Error("last_entries: head " + std::to_string(h) + " holds " +
+                  std::to_string(layer.used - padding_of(layer, i)) + " entries, not " +
+                  std::to_string(held));
+    const auto [k, v] =
+        layer.segmented()
+            ? std::pair{layer.keys.narrow(0, layer.segment_base[size_t(i)] + layer.used - held,
+                                          held),
+                        layer.values.narrow(0, layer.segment_base[size_t(i)] + layer.used - held,
+                                            held)}
+            : std::pair{layer.keys[b][h].narrow(0, layer.used - held, held),
+                        layer.values[b][h].narrow(0, layer.used - held, held)};
+    keys[h].narrow(0, count - held, held).copy_(k);
+    values[h].narrow(0, count - held, held).copy_(v);
+  }
+  return {keys, values};
+}
+
 std::pair<at::Tensor, at::Tensor> dense_entries(const LayerCache& layer) {
   if (!layer.segmented())
     return {layer.keys.narrow(2, 0, layer.used), layer.values.narrow(2, 0, layer.used)};

@@ -71,6 +71,12 @@ void append_entries(LayerCache& layer, const at::Tensor& keys, const at::Tensor&
 // (count must not reach into any head's padding).
 std::pair<at::Tensor, at::Tensor> last_entries(const LayerCache& layer, int64_t b, int64_t count);
 
+// Row b's last `count` slots of every head where head h holds only its last counts[h] of them
+// (a ragged row: the rest is padding, zero here), {keys, values} each [cache_heads, count,
+// head_dim]: what assemble_layer_cache takes back with these head counts.
+std::pair<at::Tensor, at::Tensor> last_entries(const LayerCache& layer, int64_t b, int64_t count,
+                                               const std::vector<int64_t>& counts);
+
 // The filled slots as dense [batch, cache_heads, used, head_dim] tensors, padding zero: the
 // layout itself where dense, a copy where segmented (the attention's path off the CPU kernels).
 std::pair<at::Tensor, at::Tensor> dense_entries(const LayerCache& layer);

@@ -115,6 +115,35 @@ at::Tensor positions_of(const RowState& row, size_t layer, int64_t seen) {
   return at::cat({held, fed}, 1);
 }
 
+// Per KV head, the entries a row's positions [kv_heads, k] hold: k, less a ragged row's leading
+// padding (-1, a head-wise allocator's prefill: adakv, mixkv on its AdaKV host).
+std::vector<int64_t> head_counts(const at::Tensor& positions) {
+  const at::Tensor counts = positions.ge(0).sum(1).to(at::kCPU).contiguous();
+  return std::vector<int64_t>(counts.data_ptr<int64_t>(),
+                              counts.data_ptr<int64_t>() + counts.numel());
+}
+
+// Row b's entries at its positions [kv_heads, k] (ragged heads padded as their positions are).
+std::pair<at::Tensor, at::Tensor> row_entries(const model::LayerCache& layer, int64_t b,
+                                              const at::Tensor& positions) {
+  return model::last_entries(layer, b, positions.size(1), head_counts(positions));
+}
+
+// One layer's cache from each row's entries at `positions` (per row, that layer's): a ragged row
+// stores only what its heads hold (model/kv_cache.h), so its cache is no larger than its entries.
+model::LayerCache assemble(const std::vector<std::pair<at::Tensor, at::Tensor>>& entries,
+                           const std::vector<at::Tensor>& positions, int64_t extra) {
+  std::vector<std::vector<int64_t>> counts;
+  bool ragged = false;
+  for (const at::Tensor& p : positions) {
+    counts.push_back(head_counts(p));
+    ragged = ragged || std::any_of(counts.back().begin(), counts.back().end(),
+                                   [&](int64_t c) { return c != p.size(1); });
+  }
+  return model::assemble_layer_cache(entries, extra,
+                                     ragged ? counts : std::vector<std::vector<int64_t>>{});
+}
+
 // Keys written at positions `from` [kv_heads, k] moved to the positions 0 .. k - 1 of a cache
 // (RoPE composes: rotating by the difference moves them).
 at::Tensor rerotate(const at::Tensor& keys, const at::Tensor& from, const at::Tensor& inv_freq) {
@@ -149,10 +178,6 @@ void check_policies(const model::Transformer& model, const std::vector<evict::Po
     if (p.budget > 0 && p.cache_per_query_head())
       throw error_at(where + ".granularity",
                      "the decode-time cache holds a row per KV head: set \"kv_head\"");
-    if (p.budget > 0 && (p.method->info().ragged || (p.base && p.base->method->info().ragged)))
-      throw error_at(where + ".method", p.method_name() +
-                                            " keeps different counts per KV head, which the "
-                                            "decode-time cache does not store yet");
     if (!p.decoding) continue;
     if (p.decoding->target >= config.max_position_embeddings)
       throw error_at(
@@ -362,7 +387,7 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
       for (size_t l = 0; l < layers; ++l) {
         const at::Tensor kept = g.observer->kept_positions(r)[l].to(at::kCPU);
         row.held.push_back(kept);
-        entries[l][g.members[r]] = model::last_entries(cache.layers[l], int64_t(r), kept.size(1));
+        entries[l][g.members[r]] = row_entries(cache.layers[l], int64_t(r), kept);
       }
     }
   }
@@ -421,9 +446,14 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
                                                             : row.schedule->interval - row.since);
     return std::max<int64_t>(until, 1);
   };
+  auto held_on = [&](size_t l) {  // every row's positions on layer l
+    std::vector<at::Tensor> held;
+    for (const RowState& row : rows) held.push_back(row.held[l]);
+    return held;
+  };
   if (k > 0)
     for (size_t l = 0; l < layers; ++l)
-      batch.layers.push_back(model::assemble_layer_cache(entries[l], spare(0)));
+      batch.layers.push_back(assemble(entries[l], held_on(l), spare(0)));
   entries.clear();
   std::optional<model::DecodeCache> full;
   if (options.full_cache) full = std::move(pre.cache);
@@ -523,8 +553,7 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
         model::LayerCache& layer = batch.layers[l];
         std::vector<std::pair<at::Tensor, at::Tensor>> relaid(k);
         for (size_t b = 0; b < k; ++b)
-          relaid[b] =
-              model::last_entries(layer, int64_t(b), positions_of(rows[b], l, seen).size(1));
+          relaid[b] = row_entries(layer, int64_t(b), positions_of(rows[b], l, seen));
         for (size_t i = 0; i < due.size(); ++i) {
           RowState& row = rows[due[i]];
           const at::Tensor positions = positions_of(row, l, seen);
@@ -553,7 +582,7 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
           if (std::find(due.begin(), due.end(), b) == due.end())
             rows[b].held[l] = positions_of(rows[b], l, seen);
         for (size_t b = 0; b < k; ++b) counts[b].push_back(relaid[b].first.size(1));
-        layer = model::assemble_layer_cache(relaid, extra);
+        layer = assemble(relaid, held_on(l), extra);
       }
       for (size_t b : due)
         if (rows[b].cache_positions)

@@ -312,6 +312,22 @@ TEST(CachedAttention, RaggedHeadsAttendOnlyToTheirOwnEntries) {
     EXPECT_EQ(model::cache_bytes(layer), (300 + 41 + 170 + 5 + 260 + 261 + 6 * 2) * d * 4 * 2);
     EXPECT_FALSE(model::dense_entries(layer).first.isnan().any().item<bool>());
     const auto [new_k, new_v] = append_token(layer, d);
+    // Each row's entries back per head, as the decode-time path re-lays them: the head's own, the
+    // decoded token last, its padding zero.
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<int64_t> held;
+      for (const int64_t c : counts[b]) held.push_back(c + 1);
+      const int64_t width = *std::max_element(held.begin(), held.end());
+      const auto [k, v] = model::last_entries(layer, b, width, held);
+      for (int64_t h = 0; h < cache_heads; ++h) {
+        const int64_t c = held[size_t(h)];
+        EXPECT_TRUE(
+            at::equal(k[h].narrow(0, width - c, c), at::cat({own[b][h].first, new_k[b][h]})));
+        EXPECT_TRUE(
+            at::equal(v[h].narrow(0, width - c, c), at::cat({own[b][h].second, new_v[b][h]})));
+        EXPECT_EQ(k[h].narrow(0, 0, width - c).abs().sum().item<double>(), 0.0);
+      }
+    }
     const at::Tensor q = at::randn({batch, heads, 1, d}) * 2;
     const at::Tensor got = model::cached_attention(q, layer, std::nullopt);
     at::Tensor expected = at::empty_like(q);

@@ -19,6 +19,7 @@
 #include "model/generate.h"
 #include "model/presets.h"
 #include "model/transformer.h"
+#include "search/decode_time.h"
 #include "search/policy_decode.h"
 
 namespace kvs::search {
@@ -174,6 +175,67 @@ TEST_F(TinyModel, AllocatorsShareOnePrefillAndAnswerAsEachAlone) {
   EXPECT_GT(per_layer.size(), 1u) << "cake gave every layer the same budget";
   EXPECT_EQ(total, int64_t(cake.size()) * cake.front().size(0) * 40);
   EXPECT_EQ(together.footprints[3].kept_entries, total);
+}
+
+// Head-wise allocators (adakv's two rules, mixkv on its AdaKV host) compress the prompt only; on
+// the decode-time path, beside a decode-time policy, each answers as on the prefill-time path and
+// holds its prefill's kept set plus every position decoded, and its cache stores what its heads
+// hold and the slots reserved for the steps, no padding.
+TEST_F(TinyModel, HeadWiseRowsOnTheScheduledDecodeAnswerAsOnThePrefillPath) {
+  const model::Transformer model = load();
+  const std::vector<int32_t> ids = prompt(150, 104729, 3000);
+  const auto n = static_cast<int64_t>(ids.size());
+  const nlohmann::json snap = {{"method", "snapkv"}, {"budget", 40},
+                               {"window", 8},        {"kernel", 5},
+                               {"pooling", "avg"},   {"granularity", "kv_head"}};
+  std::vector<Policy> head_wise;
+  for (const nlohmann::json& j :
+       {nlohmann::json{{"method", "adakv"}, {"budget", 40}, {"base", snap}},
+        nlohmann::json{{"method", "adakv"}, {"budget", 40}, {"rule", "original"}, {"base", snap}},
+        nlohmann::json{{"method", "mixkv"}, {"budget", 40}, {"window", 16}, {"host", "adakv"}}})
+    head_wise.push_back(evict::policy_from_json(j));
+  PolicyDecodeOptions prefill_time;
+  prefill_time.greedy.max_new_tokens = 10;
+  const PolicyDecodes expected = decode_with_policies(model, ids, head_wise, prefill_time);
+
+  std::vector<Policy> policies = head_wise;
+  policies.push_back(evict::policy_from_json(nlohmann::json{
+      {"method", "knorm"}, {"decoding", {{"interval", 2}, {"target", 48}, {"buffer", 2}}}}));
+  DecodeTimeOptions options;
+  options.max_new_tokens = 10;
+  const DecodeTimeResult out = decode_with_schedules(model, ids, policies, options);
+  ASSERT_EQ(out.rows.size(), policies.size());
+  EXPECT_GT(out.rows.back().compressions, 0);
+  for (size_t p = 0; p < head_wise.size(); ++p) {
+    const std::string name = head_wise[p].method_name() + " " + std::to_string(p);
+    EXPECT_EQ(out.rows[p].tokens, expected.tokens[p]) << name;
+    bool ragged = false;
+    for (size_t l = 0; l < expected.kept_positions[p].size(); ++l) {
+      const at::Tensor kept = expected.kept_positions[p][l], held = out.rows[p].held[l];
+      std::set<int64_t> counts;
+      for (int64_t h = 0; h < kept.size(0); ++h) {
+        std::vector<int64_t> want;
+        for (int64_t i = 0; i < kept.size(1); ++i)
+          if (kept[h][i].item<int64_t>() >= 0) want.push_back(kept[h][i].item<int64_t>());
+        counts.insert(int64_t(want.size()));
+        for (int64_t t = 0; t < out.steps; ++t) want.push_back(n + t);
+        std::vector<int64_t> got;
+        for (int64_t i = 0; i < held.size(1); ++i)
+          if (held[h][i].item<int64_t>() >= 0) got.push_back(held[h][i].item<int64_t>());
+        EXPECT_EQ(got, want) << name << " layer " << l << " head " << h;
+      }
+      ragged = ragged || counts.size() > 1;
+    }
+    EXPECT_TRUE(ragged) << name << ": every head kept the same count";
+
+    // Alone: the cache holds each head's entries and its reserved slots, nothing padded.
+    const DecodeTimeResult alone = decode_with_schedules(model, ids, {head_wise[p]}, options);
+    int64_t slots = 0;
+    for (const at::Tensor& kept : expected.kept_positions[p])
+      slots += kept.ge(0).sum().item<int64_t>() + kept.size(0) * options.max_new_tokens;
+    EXPECT_EQ(alone.peak_cache_bytes, slots * alone.entry_bytes) << name;
+    EXPECT_EQ(alone.rows.front().tokens, expected.tokens[p]) << name;
+  }
 }
 
 TEST_F(TinyModel, RefusesNothingToDecode) {
