@@ -39,6 +39,9 @@ struct RowState {
   // Per layer: the positions held, [kv_heads, count] int64 on the CPU, position order; the steps
   // fed since the last compression follow them (positions appended_from .. seen - 1).
   std::vector<at::Tensor> held;
+  // Its heads hold different counts, their positions left-padded with -1 (a head-wise allocator's
+  // prefill: adakv, mixkv on its AdaKV host); such a row never compresses while decoding.
+  bool ragged = false;
   int64_t appended_from = 0;
   // Per layer: the queries of the buffered steps, oldest first ([heads, d] each, run dtype).
   std::vector<std::deque<at::Tensor>> queries, pre_rope;
@@ -115,33 +118,33 @@ at::Tensor positions_of(const RowState& row, size_t layer, int64_t seen) {
   return at::cat({held, fed}, 1);
 }
 
-// Per KV head, the entries a row's positions [kv_heads, k] hold: k, less a ragged row's leading
-// padding (-1, a head-wise allocator's prefill: adakv, mixkv on its AdaKV host).
+// Per KV head, the entries a ragged row's positions [kv_heads, k] hold: k less its padding.
 std::vector<int64_t> head_counts(const at::Tensor& positions) {
   const at::Tensor counts = positions.ge(0).sum(1).to(at::kCPU).contiguous();
   return std::vector<int64_t>(counts.data_ptr<int64_t>(),
                               counts.data_ptr<int64_t>() + counts.numel());
 }
 
-// Row b's entries at its positions [kv_heads, k] (ragged heads padded as their positions are).
+// Row b's entries at its positions [kv_heads, k] (a ragged row's heads padded as they are).
 std::pair<at::Tensor, at::Tensor> row_entries(const model::LayerCache& layer, int64_t b,
-                                              const at::Tensor& positions) {
+                                              const at::Tensor& positions, bool ragged) {
+  if (!ragged) return model::last_entries(layer, b, positions.size(1));
   return model::last_entries(layer, b, positions.size(1), head_counts(positions));
 }
 
-// One layer's cache from each row's entries at `positions` (per row, that layer's): a ragged row
-// stores only what its heads hold (model/kv_cache.h), so its cache is no larger than its entries.
+// One layer's cache from each row's entries at its positions on that layer: a ragged row stores
+// only what its heads hold (model/kv_cache.h), so its cache is no larger than its entries.
 model::LayerCache assemble(const std::vector<std::pair<at::Tensor, at::Tensor>>& entries,
-                           const std::vector<at::Tensor>& positions, int64_t extra) {
+                           const std::vector<RowState>& rows, size_t layer, int64_t extra) {
+  if (std::none_of(rows.begin(), rows.end(), [](const RowState& r) { return r.ragged; }))
+    return model::assemble_layer_cache(entries, extra);
   std::vector<std::vector<int64_t>> counts;
-  bool ragged = false;
-  for (const at::Tensor& p : positions) {
-    counts.push_back(head_counts(p));
-    ragged = ragged || std::any_of(counts.back().begin(), counts.back().end(),
-                                   [&](int64_t c) { return c != p.size(1); });
+  for (const RowState& row : rows) {
+    const at::Tensor& held = row.held[layer];
+    counts.push_back(row.ragged ? head_counts(held)
+                                : std::vector<int64_t>(size_t(held.size(0)), held.size(1)));
   }
-  return model::assemble_layer_cache(entries, extra,
-                                     ragged ? counts : std::vector<std::vector<int64_t>>{});
+  return model::assemble_layer_cache(entries, extra, counts);
 }
 
 // Keys written at positions `from` [kv_heads, k] moved to the positions 0 .. k - 1 of a cache
@@ -387,7 +390,8 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
       for (size_t l = 0; l < layers; ++l) {
         const at::Tensor kept = g.observer->kept_positions(r)[l].to(at::kCPU);
         row.held.push_back(kept);
-        entries[l][g.members[r]] = row_entries(cache.layers[l], int64_t(r), kept);
+        row.ragged = row.ragged || (kept.numel() > 0 && kept.select(1, 0).lt(0).any().item<bool>());
+        entries[l][g.members[r]] = row_entries(cache.layers[l], int64_t(r), kept, row.ragged);
       }
     }
   }
@@ -446,14 +450,9 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
                                                             : row.schedule->interval - row.since);
     return std::max<int64_t>(until, 1);
   };
-  auto held_on = [&](size_t l) {  // every row's positions on layer l
-    std::vector<at::Tensor> held;
-    for (const RowState& row : rows) held.push_back(row.held[l]);
-    return held;
-  };
   if (k > 0)
     for (size_t l = 0; l < layers; ++l)
-      batch.layers.push_back(assemble(entries[l], held_on(l), spare(0)));
+      batch.layers.push_back(assemble(entries[l], rows, l, spare(0)));
   entries.clear();
   std::optional<model::DecodeCache> full;
   if (options.full_cache) full = std::move(pre.cache);
@@ -553,7 +552,8 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
         model::LayerCache& layer = batch.layers[l];
         std::vector<std::pair<at::Tensor, at::Tensor>> relaid(k);
         for (size_t b = 0; b < k; ++b)
-          relaid[b] = row_entries(layer, int64_t(b), positions_of(rows[b], l, seen));
+          relaid[b] =
+              row_entries(layer, int64_t(b), positions_of(rows[b], l, seen), rows[b].ragged);
         for (size_t i = 0; i < due.size(); ++i) {
           RowState& row = rows[due[i]];
           const at::Tensor positions = positions_of(row, l, seen);
@@ -582,7 +582,7 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
           if (std::find(due.begin(), due.end(), b) == due.end())
             rows[b].held[l] = positions_of(rows[b], l, seen);
         for (size_t b = 0; b < k; ++b) counts[b].push_back(relaid[b].first.size(1));
-        layer = assemble(relaid, held_on(l), extra);
+        layer = assemble(relaid, rows, l, extra);
       }
       for (size_t b : due)
         if (rows[b].cache_positions)
