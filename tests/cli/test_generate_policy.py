@@ -4,7 +4,7 @@
   shorthand policies and for a policy file;
 - small budgets run and report the policy they used (JSON);
 - several policies in one run (`--policy A --policy B --full-cache`, dumps in directories) give
-  each policy's row as it is alone;
+  each policy's row as it is alone, a head-wise allocator (adakv) beside a decode-time policy too;
 - bad policy input is one "error:" line and exit status 1.
 
 Env: KVSEARCH_BIN. Exit status 0 = pass.
@@ -117,6 +117,27 @@ def main():
             if (r["cache"] != alone["cache"] or not same_trace
                     or max(abs(x - y) for x, y in zip(r["teacher_nll_steps"], alone["teacher_nll_steps"])) > 1e-4):
                 failures.append(f"several decode-time policies: {name}'s row differs from {name} alone")
+        # A head-wise allocator's row (adakv compresses the prompt only) beside a decode-time
+        # policy, on the decode-time path: it answers as alone and holds, per head, what it kept of
+        # the prompt alone and then every position decoded.
+        mixed = os.path.join(tmp, "mixed")
+        os.makedirs(mixed)
+        ada_row = json.loads(must("generate", "--model", model, "--token-ids", ",".join(map(str, ids)),
+                                  "--max-new-tokens", 12, "--json", "--dump-kept", mixed,
+                                  "--policy", os.path.join(tmp, "ada.json"),
+                                  "--policy", os.path.join(tmp, "tova.json")).splitlines()[0])
+        ada_alone = generate(model, ids, "--policy", os.path.join(tmp, "ada.json"))
+        prompt_kept = read_json(os.path.join(tmp, "ada-alone.json"))["layers"]
+        held = read_json(os.path.join(mixed, "ada.kept.json"))["layers"]
+        counts = {len(h) for layer in prompt_kept for h in layer}
+        n = len(ids)
+        if (ada_row["generated_ids"] != ada_alone["generated_ids"] or len(counts) < 2
+                or any(h[:len(k)] != k or h[len(k):] != list(range(n, n + len(h) - len(k)))
+                       or len(h) == len(k)
+                       for layer_h, layer_k in zip(held, prompt_kept) for h, k in zip(layer_h, layer_k))):
+            failures.append(f"adakv beside a decode-time policy: answered {ada_row['generated_ids']} "
+                            f"(alone {ada_alone['generated_ids']}), per-head counts {sorted(counts)}, "
+                            f"or its held positions are not its prompt's kept ones then those decoded")
         # Two policy files of one stem cannot share a dump directory: refused before any work.
         os.makedirs(os.path.join(tmp, "other"), exist_ok=True)
         write_json(os.path.join(tmp, "other", "snap.json"), several["snap"])
