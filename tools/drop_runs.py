@@ -19,8 +19,9 @@ import sys
 
 
 def slug(key):
-    # src/experiment/plan.cpp's slug(): lower case, runs of other characters become one '-'.
-    return re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
+    # src/experiment/spec.cpp's slug(): ASCII letters and digits lower-cased, each run of other
+    # characters one '-', none leading or trailing; "x" when nothing is left.
+    return re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-") or "x"
 
 
 def drop_runs(db, run_ids):
