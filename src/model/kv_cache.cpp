@@ -17,6 +17,21 @@ int64_t padding_of(const LayerCache& layer, int64_t i) {
   return layer.head_padding.empty() ? 0 : layer.head_padding[static_cast<size_t>(i)];
 }
 
+// The last `held` filled slots of row b's head h, {keys, values} views [held, head_dim] (they must
+// not reach into the head's padding).
+std::pair<at::Tensor, at::Tensor> head_tail(const LayerCache& layer, int64_t b, int64_t h,
+                                            int64_t held) {
+  const int64_t i = b * layer.heads + h;
+  if (held > layer.used - padding_of(layer, i))
+    throw Error("last_entries: " + std::to_string(held) + " entries of head " + std::to_string(h) +
+                " reach into its padding");
+  if (!layer.segmented())
+    return {layer.keys[b][h].narrow(0, layer.used - held, held),
+            layer.values[b][h].narrow(0, layer.used - held, held)};
+  const int64_t from = layer.segment_base[static_cast<size_t>(i)] + layer.used - held;
+  return {layer.keys.narrow(0, from, held), layer.values.narrow(0, from, held)};
+}
+
 // A segmented layer re-laid with `capacity` slots per (row, head), keeping the given rows (in
 // order): each segment's filled slots are copied, its reserved ones left unwritten.
 void relay_segments(LayerCache& layer, const std::vector<int64_t>& rows, int64_t capacity) {
@@ -151,12 +166,9 @@ std::pair<at::Tensor, at::Tensor> last_entries(const LayerCache& layer, int64_t 
             layer.values[b].narrow(1, layer.used - count, count)};
   std::vector<at::Tensor> keys, values;
   for (int64_t h = 0; h < layer.heads; ++h) {
-    const int64_t i = b * layer.heads + h;
-    if (count > layer.used - padding_of(layer, i))
-      throw Error("last_entries: " + std::to_string(count) + " entries reach into the padding");
-    const int64_t from = layer.segment_base[static_cast<size_t>(i)] + layer.used - count;
-    keys.push_back(layer.keys.narrow(0, from, count));
-    values.push_back(layer.values.narrow(0, from, count));
+    auto [k, v] = head_tail(layer, b, h, count);
+    keys.push_back(k);
+    values.push_back(v);
   }
   return {at::stack(keys), at::stack(values)};
 }
@@ -167,23 +179,14 @@ std::pair<at::Tensor, at::Tensor> last_entries(const LayerCache& layer, int64_t 
     throw Error("last_entries: counts must give one count per cache head");
   if (std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == count; }))
     return last_entries(layer, b, count);
-  const int64_t d = layer.keys.size(-1);
-  at::Tensor keys = at::zeros({layer.heads, count, d}, layer.keys.options());
+  at::Tensor keys = at::zeros({layer.heads, count, layer.keys.size(-1)}, layer.keys.options());
   at::Tensor values = at::zeros_like(keys);
   for (int64_t h = 0; h < layer.heads; ++h) {
-    const int64_t i = b * layer.heads + h, held = counts[static_cast<size_t>(h)];
-    if (held < 0 || held > count || held > layer.used - padding_of(layer, i))
-      throw Error("last_entries: head " + std::to_string(h) + " holds " +
-                  std::to_string(layer.used - padding_of(layer, i)) + " entries, not " +
-                  std::to_string(held));
-    const auto [k, v] =
-        layer.segmented()
-            ? std::pair{layer.keys.narrow(0, layer.segment_base[size_t(i)] + layer.used - held,
-                                          held),
-                        layer.values.narrow(0, layer.segment_base[size_t(i)] + layer.used - held,
-                                            held)}
-            : std::pair{layer.keys[b][h].narrow(0, layer.used - held, held),
-                        layer.values[b][h].narrow(0, layer.used - held, held)};
+    const int64_t held = counts[static_cast<size_t>(h)];
+    if (held < 0 || held > count)
+      throw Error("last_entries: head " + std::to_string(h) + " holds " + std::to_string(held) +
+                  " of " + std::to_string(count) + " slots");
+    const auto [k, v] = head_tail(layer, b, h, held);
     keys[h].narrow(0, count - held, held).copy_(k);
     values[h].narrow(0, count - held, held).copy_(v);
   }
