@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -19,6 +20,7 @@
 #include "experiment/spec_figures.h"
 #include "experiment/table_comparisons.h"
 #include "experiment/tables.h"
+#include "longbench/dataset.h"
 
 namespace kvs::experiment {
 
@@ -35,6 +37,29 @@ std::string join(const std::set<std::string>& items) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
   return out.empty() ? "-" : out;
+}
+
+// What a table's text datasets score (search/text_evaluation.h), where it has any.
+std::optional<std::string> measured_note(const TableSpec& ts, const ExperimentSpec& spec) {
+  std::string perplexity, fidelity;
+  for (const std::string& d : ts.datasets.empty() ? spec.datasets : ts.datasets) {
+    const longbench::Metric metric = longbench::dataset_info(d).metric;
+    if (metric == longbench::Metric::Perplexity) perplexity += (perplexity.empty() ? "" : ", ") + d;
+    if (metric == longbench::Metric::Fidelity) fidelity += (fidelity.empty() ? "" : ", ") + d;
+  }
+  if (perplexity.empty() && fidelity.empty()) return std::nullopt;
+  std::string note =
+      "Text datasets, one text a question, each method against the full cache on the same tokens "
+      "(100: as good as the full cache):";
+  if (!perplexity.empty())
+    note +=
+        " " + perplexity +
+        ": 100 x the full cache's perplexity over the method's, on the text's own continuation;";
+  if (!fidelity.empty())
+    note += " " + fidelity +
+            ": the share (%) of steps whose argmax equals the full cache's, teacher-forced on the "
+            "full cache's own continuation;";
+  return note + " `kvsearch show --run N` prints each text's perplexities or mean KL divergence.";
 }
 
 void write_table(const Table& t, const std::string& out_dir, std::vector<std::string>& files) {
@@ -106,6 +131,7 @@ ReportOutcome write_report(const ExperimentSpec& spec, const ReportRequest& requ
   for (size_t i = 0; i < spec.tables.size(); ++i) {
     const TableSpec& ts = spec.tables[i];
     Table t = make_table(ts, spec, results, &estimates);
+    if (const auto note = measured_note(ts, spec)) t.notes.push_back(*note);
     if (const auto note = provenance_note(ts, spec, results)) t.notes.push_back(*note);
     write_table(t, request.out_dir, outcome.files);
     index << to_markdown(t) << "\n";

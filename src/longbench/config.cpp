@@ -1,5 +1,6 @@
 #include "longbench/config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -49,6 +50,10 @@ std::string chat_template_config_path(const std::string& longbench_dir) {
   return (std::filesystem::path(longbench_dir) / "config" / "dataset2chat_template.json").string();
 }
 
+std::string prompt_tokens_config_path(const std::string& longbench_dir) {
+  return (std::filesystem::path(longbench_dir) / "config" / "dataset2prompt_tokens.json").string();
+}
+
 const std::string& Config::prompt_template(const std::string& dataset) const {
   const auto it = prompt_templates.find(dataset);
   if (it == prompt_templates.end())
@@ -60,6 +65,13 @@ int Config::max_new_tokens_for(const std::string& dataset) const {
   const auto it = max_new_tokens.find(dataset);
   if (it == max_new_tokens.end())
     throw Error("dataset2maxlen.json: no max_new_tokens for '" + dataset + "'");
+  return it->second;
+}
+
+int64_t Config::prompt_tokens_for(const std::string& dataset) const {
+  const auto it = prompt_tokens.find(dataset);
+  if (it == prompt_tokens.end())
+    throw Error("dataset2prompt_tokens.json: no prompt tokens for text dataset '" + dataset + "'");
   return it->second;
 }
 
@@ -129,7 +141,23 @@ Config load_config(const std::string& longbench_dir) {
   } else {
     for (const auto& d : english_datasets()) required.push_back(d.name);
   }
+  const std::string tokens_path = prompt_tokens_config_path(longbench_dir);
+  const nlohmann::json tokens = std::filesystem::exists(tokens_path) ? read_json_object(tokens_path)
+                                                                     : nlohmann::json::object();
+  for (const auto& [key, value] : tokens.items()) {
+    if (!is_english_dataset(key) &&
+        std::find(required.begin(), required.end(), key) != required.end() &&
+        is_text_metric(dataset_info(key).metric)) {
+      if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 1 << 20)
+        throw error_at(tokens_path, "prompt tokens of '" + key + "' must be a positive integer");
+      config.prompt_tokens[key] = value.get<int64_t>();
+    } else {
+      throw error_at(tokens_path, "'" + key + "' is not a text dataset of dataset2metric.json");
+    }
+  }
   for (const auto& name : required) {
+    if (is_text_metric(dataset_info(name).metric) && !config.prompt_tokens.count(name))
+      throw error_at(tokens_path, "no prompt tokens for the text dataset '" + name + "'");
     if (!config.prompt_templates.count(name))
       throw error_at(prompt_path, "no prompt template for '" + name + "'");
     template_fields(config.prompt_templates[name], prompt_path + ": template of '" + name + "'");

@@ -10,6 +10,10 @@
 // Optionally <dir>/config/dataset2chat_template.json (dataset -> "none" | "mistral" | "llama3" |
 // "chatml" | "smollm2") names the chat wrapper a dataset's prompts were generated for (RULER's
 // length fit counts the wrapper's tokens); the prompt then uses it whatever the model's default.
+// A text dataset (metric "perplexity" or "fidelity", kvsearch data text) also needs
+// <dir>/config/dataset2prompt_tokens.json (dataset -> the tokens of each text read as the prompt);
+// its max_new_tokens are the tokens fed after them (the text's own, or the full cache's greedy
+// continuation).
 #pragma once
 
 #include <map>
@@ -24,10 +28,12 @@ struct Config {
   std::map<std::string, std::string> prompt_templates;
   std::map<std::string, int> max_new_tokens;
   std::map<std::string, tokenizer::ChatTemplate> chat_templates;  // declared datasets only
+  std::map<std::string, int64_t> prompt_tokens;                   // text datasets only
 
   const std::string& prompt_template(const std::string& dataset) const;  // throws if absent
   int max_new_tokens_for(const std::string& dataset) const;               // throws if absent
   std::optional<tokenizer::ChatTemplate> declared_chat_template(const std::string& dataset) const;
+  int64_t prompt_tokens_for(const std::string& dataset) const;  // throws if absent
 };
 
 // Loads both files; every English dataset must have a well-formed template (format.h) and a
@@ -40,5 +46,6 @@ std::string maxlen_config_path(const std::string& longbench_dir);
 std::string metric_config_path(const std::string& longbench_dir);
 std::string dev_config_path(const std::string& longbench_dir);
 std::string chat_template_config_path(const std::string& longbench_dir);
+std::string prompt_tokens_config_path(const std::string& longbench_dir);
 
 }  // namespace kvs::longbench

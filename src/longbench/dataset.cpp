@@ -98,15 +98,23 @@ std::string metric_name(Metric metric) {
       return "boxed_answer";
     case Metric::LastNumber:
       return "last_number";
+    case Metric::Perplexity:
+      return "perplexity";
+    case Metric::Fidelity:
+      return "fidelity";
   }
   return "?";
+}
+
+bool is_text_metric(Metric metric) {
+  return metric == Metric::Perplexity || metric == Metric::Fidelity;
 }
 
 Metric metric_from_name(const std::string& name) {
   std::string names;
   for (Metric m : {Metric::QaF1, Metric::RougeL, Metric::Classification, Metric::Retrieval,
                    Metric::Count, Metric::CodeSim, Metric::StringMatchAll, Metric::StringMatchPart,
-                   Metric::BoxedAnswer, Metric::LastNumber}) {
+                   Metric::BoxedAnswer, Metric::LastNumber, Metric::Perplexity, Metric::Fidelity}) {
     if (metric_name(m) == name) return m;
     names += (names.empty() ? "" : ", ") + metric_name(m);
   }

@@ -12,7 +12,9 @@ namespace kvs::longbench {
 
 // StringMatchAll / StringMatchPart are RULER's (metrics.h): they score an example against all its
 // references at once rather than taking the best answer. BoxedAnswer and LastNumber score math
-// and reasoning answers (metrics.h; kvsearch data math).
+// and reasoning answers (metrics.h; kvsearch data math). Perplexity and Fidelity are the text
+// datasets' (kvsearch data text): no answer is scored; the evaluator feeds each text's tokens
+// under every policy and scores the policy against the full cache (search/text_evaluation.h).
 enum class Metric {
   QaF1,
   RougeL,
@@ -23,8 +25,13 @@ enum class Metric {
   StringMatchAll,
   StringMatchPart,
   BoxedAnswer,
-  LastNumber
+  LastNumber,
+  Perplexity,
+  Fidelity
 };
+
+// Perplexity and Fidelity: a text is fed, not an answer scored.
+bool is_text_metric(Metric metric);
 
 struct DatasetInfo {
   std::string name;        // official name, e.g. "passage_retrieval_en"

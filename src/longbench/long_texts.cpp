@@ -1,15 +1,19 @@
 #include "longbench/long_texts.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
 #include "core/file_hash.h"
 #include "core/files.h"
 #include "core/subprocess.h"
+#include "longbench/config.h"
+#include "longbench/dataset.h"
 #include "tokenizer/utf8.h"
 
 namespace kvs::longbench {
@@ -105,7 +109,25 @@ std::vector<std::pair<std::string, std::string>> kjv_books(const std::string& li
   return books;
 }
 
-std::vector<LongText> write_long_texts(const LongTextOptions& options) {
+TextReading parse_text_reading(const std::string& text, const std::string& what) {
+  const size_t comma = text.find(',');
+  TextReading r;
+  try {
+    if (comma == std::string::npos) throw std::invalid_argument(text);
+    size_t used = 0;
+    r.prompt = std::stoll(text.substr(0, comma), &used);
+    if (used != comma) throw std::invalid_argument(text);
+    r.fed = std::stoll(text.substr(comma + 1), &used);
+    if (used != text.size() - comma - 1) throw std::invalid_argument(text);
+  } catch (const std::logic_error&) {
+    throw error_at(what, "\"" + text + "\" is not PROMPT,FED (two token counts, e.g. 512,512)");
+  }
+  if (r.prompt < 1 || r.fed < 1)
+    throw error_at(what, "\"" + text + "\": both token counts must be >= 1");
+  return r;
+}
+
+LongTexts write_long_texts(const LongTextOptions& options) {
   if (options.out_dir.empty()) throw error_at("--out", "no output directory given");
   std::vector<Pending> texts;
   nlohmann::json meta;
@@ -147,8 +169,33 @@ std::vector<LongText> write_long_texts(const LongTextOptions& options) {
     meta["source"] = "the user's text files";
     meta["licence"] = "as the user's files carry it (not checked)";
   }
+  if (options.dev < 0) throw error_at("--dev", "must be >= 0");
+  const std::string stem = !options.name.empty()   ? options.name
+                           : options.files.empty() ? "kjv"
+                                                   : "texts";
+  if (!is_name(stem))
+    throw error_at("--name", "\"" + stem + "\" must be [A-Za-z0-9_.-]+ (it names the datasets)");
+  // A reading the user gave must find a text long enough; a default one declares its dataset only
+  // where some text is.
+  std::vector<std::pair<TextDataset, std::string>> declared;
+  for (const auto& [given, fallback, metric] :
+       {std::tuple{options.perplexity, TextReading{1, 2047}, std::string("perplexity")},
+        std::tuple{options.fidelity, TextReading{512, 512}, std::string("fidelity")}}) {
+    const TextReading reading = given.value_or(fallback);
+    const TextDataset d{stem + "_" + metric, "", 0, 0, reading};
+    const int64_t words = reading.prompt + reading.fed;
+    if (std::any_of(texts.begin(), texts.end(),
+                    [&](const Pending& p) { return count_words(p.text) >= words; }))
+      declared.emplace_back(d, metric);
+    else if (given)
+      throw error_at("--" + metric, "no text has the " + std::to_string(words) + " words that " +
+                                        d.name + " reads (" + std::to_string(reading.prompt) +
+                                        " prompt and " + std::to_string(reading.fed) +
+                                        " fed tokens)");
+  }
   fs::create_directories(options.out_dir);
-  std::vector<LongText> out;
+  LongTexts written;
+  std::vector<LongText>& out = written.texts;
   meta["texts"] = nlohmann::json::array();
   for (const Pending& p : texts) {
     LongText t;
@@ -165,8 +212,59 @@ std::vector<LongText> write_long_texts(const LongTextOptions& options) {
                              {"sha256", sha256_hex(p.text)}});
     out.push_back(std::move(t));
   }
-  write_file((fs::path(options.out_dir) / "texts.json").string(), meta.dump(2) + "\n");
-  return out;
+  // The text datasets: one record per text long enough, in the texts' order.
+  const fs::path root(options.out_dir);
+  meta["datasets"] = nlohmann::json::array();
+  if (declared.empty()) {
+    write_file((root / "texts.json").string(), meta.dump(2) + "\n");
+    return written;
+  }
+  fs::create_directories(root / "data");
+  fs::create_directories(root / "config");
+  nlohmann::ordered_json prompts, maxlen, metrics, dev, chat, prompt_tokens;
+  for (auto [d, metric] : declared) {
+    const int64_t words = d.reading.prompt + d.reading.fed;
+    d.path = dataset_path(options.out_dir, d.name);
+    std::string lines;
+    nlohmann::json names = nlohmann::json::array();
+    for (size_t i = 0; i < texts.size(); ++i) {
+      if (out[i].words < words) continue;
+      const nlohmann::json record{{"input", ""},
+                                  {"context", texts[i].text},
+                                  {"answers", {out[i].name}},
+                                  {"length", out[i].words},
+                                  {"dataset", d.name},
+                                  {"language", "en"},
+                                  {"all_classes", nullptr},
+                                  {"_id", out[i].name}};
+      lines += record.dump() + "\n";
+      names.push_back(out[i].name);
+      ++d.texts;
+    }
+    write_file(d.path, lines);
+    prompts[d.name] = "{context}";
+    maxlen[d.name] = d.reading.fed;
+    metrics[d.name] = metric;
+    d.dev = std::min(options.dev, d.texts - 1);
+    dev[d.name] = d.dev;
+    chat[d.name] = "none";
+    prompt_tokens[d.name] = d.reading.prompt;
+    meta["datasets"].push_back({{"name", d.name},
+                                {"metric", metric},
+                                {"prompt_tokens", d.reading.prompt},
+                                {"fed_tokens", d.reading.fed},
+                                {"dev_texts", d.dev},
+                                {"texts", names}});
+    written.datasets.push_back(d);
+  }
+  write_file(prompt_config_path(options.out_dir), prompts.dump(2) + "\n");
+  write_file(maxlen_config_path(options.out_dir), maxlen.dump(2) + "\n");
+  write_file(metric_config_path(options.out_dir), metrics.dump(2) + "\n");
+  write_file(dev_config_path(options.out_dir), dev.dump(2) + "\n");
+  write_file(chat_template_config_path(options.out_dir), chat.dump(2) + "\n");
+  write_file(prompt_tokens_config_path(options.out_dir), prompt_tokens.dump(2) + "\n");
+  write_file((root / "texts.json").string(), meta.dump(2) + "\n");
+  return written;
 }
 
 }  // namespace kvs::longbench

@@ -32,6 +32,10 @@ double metric_score(Metric metric, const std::string& prediction, const std::str
       return boxed_answer_score(prediction, ground_truth);
     case Metric::LastNumber:
       return last_number_score(prediction, ground_truth);
+    case Metric::Perplexity:
+    case Metric::Fidelity:
+      throw Error(metric_name(metric) +
+                  ": a text dataset is measured by the evaluator, not scored");
   }
   throw Error("metric_score: unknown metric");
 }

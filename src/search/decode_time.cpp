@@ -613,6 +613,12 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
   return out;
 }
 
+std::vector<std::vector<int64_t>> held_counts(const DecodeTimeRow& row) {
+  std::vector<std::vector<int64_t>> counts;
+  for (const at::Tensor& held : row.held) counts.push_back(head_counts(held));
+  return counts;
+}
+
 DecodeTimeResult decode_with_schedules(const model::Transformer& model,
                                        const std::vector<int32_t>& prompt_ids,
                                        const std::vector<evict::Policy>& policies,

@@ -77,6 +77,10 @@ struct DecodeTimeResult {
   int64_t entry_bytes = 0;  // one cache entry's key and value (the policies' cache dtype)
 };
 
+// Per layer and KV head, the entries a row holds after its last step (a head-wise row's padding
+// left out).
+std::vector<std::vector<int64_t>> held_counts(const DecodeTimeRow& row);
+
 // The shared decode in two halves around the prompt's prefill, so that a caller whose own prefill
 // of the same prompt serves other policies (the evaluator's prefill-time ones) runs one prefill:
 // construct it (the policies are checked here), prefill the whole prompt with prefill_options()

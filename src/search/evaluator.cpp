@@ -5,12 +5,30 @@
 #include "core/progress.h"
 #include "search/decode_time.h"
 #include "search/policy_decode.h"
+#include "search/text_evaluation.h"
 
 namespace kvs::search {
+
+PolicyAnswer scheduled_answer(DecodeTimeRow& row, const evict::Policy& policy,
+                              int64_t prompt_tokens, int64_t entry_bytes) {
+  PolicyAnswer a;
+  a.tokens = std::move(row.tokens);
+  a.kept_counts = held_counts(row);
+  for (const auto& layer : a.kept_counts)
+    for (int64_t c : layer) a.cache_bytes += c * entry_bytes;
+  a.uniform_bytes = a.cache_bytes;  // the row holds its entries and nothing more
+  if (policy.decoding) {            // a prefill-time row (a text dataset's) has no bound
+    a.largest_cache = row.largest_cache;
+    a.cache_bound = evict::decode_cache_bound(policy, prompt_tokens);
+  }
+  return a;
+}
 
 QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t question,
                                              const std::vector<evict::Policy>& policies,
                                              const EvaluationOptions& options) const {
+  if (longbench::is_text_metric(longbench::dataset_info(set.dataset).metric))
+    return evaluate_text_question(model_, set, question, policies, options.full_cache);
   const Question& q = set.questions.at(question);
   const auto& gen = set.generation;
   // The prefill-time policies (and the full cache) on one prefill and their batched decode; the
@@ -65,18 +83,9 @@ QuestionOutcome Evaluator::evaluate_question(const QuestionSet& set, size_t ques
     DecodeTimeResult& decodes = *schedules;
     outcome.prefill_seconds += decodes.prefill_seconds;
     outcome.decode_seconds += decodes.decode_seconds + decodes.compress_seconds;
-    for (size_t i = 0; i < scheduled.size(); ++i) {
-      PolicyAnswer& a = answers[scheduled[i]];
-      DecodeTimeRow& row = decodes.rows[i];
-      a.tokens = std::move(row.tokens);
-      for (const at::Tensor& held : row.held)  // [kv_heads, k]: every head holds k
-        a.kept_counts.emplace_back(held.size(0), held.size(1));
-      for (const auto& layer : a.kept_counts)
-        for (int64_t c : layer) a.cache_bytes += c * decodes.entry_bytes;
-      a.uniform_bytes = a.cache_bytes;
-      a.largest_cache = row.largest_cache;
-      a.cache_bound = evict::decode_cache_bound(policies[scheduled[i]], outcome.prompt_tokens);
-    }
+    for (size_t i = 0; i < scheduled.size(); ++i)
+      answers[scheduled[i]] = scheduled_answer(decodes.rows[i], policies[scheduled[i]],
+                                               outcome.prompt_tokens, decodes.entry_bytes);
   }
   for (PolicyAnswer& a : answers) {
     a.prediction = tok_.decode(a.tokens, /*skip_special=*/true);

@@ -41,6 +41,14 @@ struct PolicyAnswer {
   int64_t cache_bound = 0;
 };
 
+struct DecodeTimeRow;
+
+// A row's answer from the shared decode (decode_time.h): its tokens (moved out), the entries each
+// head held after the last step and their bytes; a decode-time policy's largest cache and the
+// bound its schedule sets on that.
+PolicyAnswer scheduled_answer(DecodeTimeRow& row, const evict::Policy& policy,
+                              int64_t prompt_tokens, int64_t entry_bytes);
+
 struct QuestionOutcome {
   size_t question = 0;  // index into the QuestionSet
   int64_t prompt_tokens = 0;

@@ -11,6 +11,8 @@ std::vector<store::PredictionRecord> prediction_records(const QuestionSet& set,
                                                         const std::vector<QuestionOutcome>& outcomes,
                                                         size_t policy, bool official) {
   std::vector<store::PredictionRecord> out;
+  // A text dataset's score is measured, not scored from a prediction: one variant.
+  const bool measured = longbench::is_text_metric(longbench::dataset_info(set.dataset).metric);
   for (const auto& o : outcomes) {
     const Question& q = set.questions[o.question];
     const PolicyAnswer& a = o.answers[policy];
@@ -18,9 +20,10 @@ std::vector<store::PredictionRecord> prediction_records(const QuestionSet& set,
     r.question_index = static_cast<int64_t>(q.record_index);
     r.question_id = q.id;
     r.prediction = a.prediction;
-    r.score = official ? longbench::score_example(set.dataset, a.prediction, q.answers, q.all_classes,
-                                                  longbench::ScoreVariant::Raw)
-                       : a.score;
+    r.score = official && !measured
+                  ? longbench::score_example(set.dataset, a.prediction, q.answers, q.all_classes,
+                                             longbench::ScoreVariant::Raw)
+                  : a.score;
     if (official) r.official_score = a.score;
     r.prompt_tokens = o.prompt_tokens;
     r.generated_tokens = static_cast<int64_t>(a.tokens.size());

@@ -1,6 +1,7 @@
 #include "search/questions.h"
 
 #include "core/error.h"
+#include "core/strfmt.h"
 #include "tokenizer/chat_template.h"
 
 namespace kvs::search {
@@ -21,6 +22,22 @@ QuestionSet build_questions(const tokenizer::Tokenizer& tok, const longbench::Co
     Question q;
     q.record_index = index;
     q.id = r.id;
+    q.length = r.length;
+    if (longbench::is_text_metric(longbench::dataset_info(dataset).metric)) {
+      const int64_t prompt = config.prompt_tokens_for(dataset);
+      const int64_t fed = set.generation.max_new_tokens;
+      std::vector<int32_t> ids =
+          tokenizer::build_prompt_ids(tok, r.context, tokenizer::ChatTemplate::None);
+      if (static_cast<int64_t>(ids.size()) < prompt + fed)
+        throw Error(
+            strfmt("%s: text '%s' has %zu tokens; the dataset reads %lld (%lld prompt, %lld fed)",
+                   dataset.c_str(), r.id.c_str(), ids.size(), static_cast<long long>(prompt + fed),
+                   static_cast<long long>(prompt), static_cast<long long>(fed)));
+      q.prompt_ids.assign(ids.begin(), ids.begin() + prompt);
+      q.continuation_ids.assign(ids.begin() + prompt, ids.begin() + prompt + fed);
+      set.questions.push_back(std::move(q));
+      continue;
+    }
     longbench::PromptOptions options = prompt_options;
     options.question_span = true;  // the ids are unchanged; the span is found beside them
     longbench::Prompt prompt = longbench::build_prompt(tok, config, dataset, r, options);
@@ -28,7 +45,6 @@ QuestionSet build_questions(const tokenizer::Tokenizer& tok, const longbench::Co
     q.question_span = prompt.question;
     q.answers = r.answers;
     if (r.all_classes) q.all_classes = *r.all_classes;
-    q.length = r.length;
     set.questions.push_back(std::move(q));
   }
   return set;

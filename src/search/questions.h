@@ -27,6 +27,9 @@ struct Question {
   // The record's question (`input`) in prompt_ids (longbench::question_span), which the question
   // and context observation protocols need; unset where the input is empty or was truncated away.
   std::optional<longbench::TokenSpan> question_span;
+  // A text dataset's (longbench::is_text_metric): the text's tokens after the prompt, as many as
+  // the dataset's max_new_tokens (prompt_ids are its first prompt tokens, no template).
+  std::vector<int32_t> continuation_ids;
 };
 
 struct QuestionSet {
@@ -35,7 +38,9 @@ struct QuestionSet {
   longbench::GenerationSettings generation;
 };
 
-// Builds the questions of `indices` (record positions) of a loaded dataset.
+// Builds the questions of `indices` (record positions) of a loaded dataset. A text dataset's
+// record is its text, tokenized whole without template or truncation and cut into the prompt and
+// the continuation; a text shorter than both is an error naming it.
 QuestionSet build_questions(const tokenizer::Tokenizer& tok, const longbench::Config& config,
                             const std::string& dataset,
                             const std::vector<longbench::Record>& records,

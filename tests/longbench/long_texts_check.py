@@ -12,6 +12,7 @@ files with one stem, a stem that cannot name a text, the default's program missi
 Env: KVSEARCH_BIN. Exit status 0 = pass.
 """
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -91,10 +92,32 @@ def main():
         genesis = read_text(os.path.join(out, "kjv-01-genesis.txt"))
         check(genesis.startswith("Genesis\n\nChapter 1\n\nIn the beginning God created the heaven and the earth. "
                                  "And the earth was without form"), f"Genesis begins {genesis[:80]!r}")
+        # The text datasets (defaults): every book long enough, in order; its dev split and config.
+        words = {t["name"]: t["words"] for t in texts}
+        sets = {d["name"]: d for d in meta["datasets"]}
+        for name, metric, prompt, fed in (("kjv_perplexity", "perplexity", 1, 2047), ("kjv_fidelity", "fidelity", 512, 512)):
+            d = sets.get(name)
+            if not check(d is not None, f"texts.json declares no {name}: {list(sets)}"):
+                continue
+            want = [t["name"] for t in texts if t["words"] >= prompt + fed]
+            check(d["texts"] == want and (d["metric"], d["prompt_tokens"], d["fed_tokens"], d["dev_texts"]) ==
+                  (metric, prompt, fed, 8), f"{name}: {d['metric']} {d['prompt_tokens']},{d['fed_tokens']} dev "
+                  f"{d['dev_texts']}, {len(d['texts'])} texts; expected {len(want)} of >= {prompt + fed} words")
+            records = [json.loads(line) for line in open(os.path.join(out, "data", name + ".jsonl"), encoding="utf-8")]
+            check([r["_id"] for r in records] == want and all(r["length"] == words[r["_id"]] for r in records),
+                  f"{name}: records differ from the texts long enough")
+            for cfg, value in (("metric", metric), ("prompt_tokens", prompt), ("maxlen", fed), ("dev", 8),
+                               ("chat_template", "none"), ("prompt", "{context}")):
+                got = read_json(os.path.join(out, "config", f"dataset2{cfg}.json")).get(name)
+                check(got == value, f"config/dataset2{cfg}.json[{name}] = {got!r}, expected {value!r}")
+        check(len(sets.get("kjv_perplexity", {}).get("texts", [])) == 48 and
+              len(sets.get("kjv_fidelity", {}).get("texts", [])) == 60,
+              "the KJV has 48 books of >= 2,048 words and 60 of >= 1,024")
+
         # A text feeds perplexity (its first 32 tokens under the full cache).
         got = must("perplexity", "--model", "smollm2-135m", "--text", os.path.join(out, "kjv-08-ruth.txt"),
                    "--max-tokens", 32, "--json")
-        import json
+
         result = json.loads(got)
         check(result["tokens"] == 32 and 1 < result["results"][0]["perplexity"] < 1000,
               f"perplexity on Ruth: {result['tokens']} tokens, {result['results'][0]['perplexity']}")
@@ -116,6 +139,8 @@ def main():
         check(read_text(os.path.join(mine, "second.txt")) == "It was the best of times, ünd\n",
               "second.txt is not the file as given")
         check(meta["source"] == "the user's text files", f"source {meta['source']!r}")
+        check(meta["datasets"] == [] and not os.path.exists(os.path.join(mine, "config")),
+              f"short texts and default readings declared {meta['datasets']}")
 
         # Refused: nothing written.
         empty, latin1, twin = (os.path.join(tmp, n) for n in ("empty.txt", "latin.txt", "sub"))
@@ -128,8 +153,8 @@ def main():
         refused([a2, os.path.join(twin, "first.txt")], ["first", "same text"], os.path.join(tmp, "r3"))
         refused([], ["bible", "not installed"], os.path.join(tmp, "r4"),
                 env={**os.environ, "PATH": os.path.join(tmp, "no-such-dir")})
-    finish(passed="data text: the KJV's 66 books equal bible's listing; user files and refusals as "
-                  "specified")
+    finish(passed="data text: the KJV's 66 books equal bible's listing, its text datasets; user files and "
+                  "refusals as specified")
 
 
 if __name__ == "__main__":

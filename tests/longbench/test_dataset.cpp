@@ -9,6 +9,7 @@
 #include "longbench/config.h"
 #include "longbench/dataset.h"
 #include "longbench/evaluate.h"
+#include "longbench/scorer.h"
 
 namespace {
 
@@ -180,6 +181,44 @@ TEST(Config, ExtraDatasetsAreDeclaredWithTheirMetric) {
   const std::string error = error_of([&] { load_config(tmp.path()); });
   EXPECT_NE(error.find("dataset2metric.json"), std::string::npos) << error;
   EXPECT_NE(error.find("unknown metric 'bleu'"), std::string::npos) << error;
+}
+
+TEST(Config, TextDatasetsNeedTheirPromptTokens) {
+  ScratchDir tmp;
+  tmp.write("config/dataset2prompt.json",
+            R"({"books_perplexity": "{context}", "lookup_q": "{context}"})");
+  tmp.write("config/dataset2maxlen.json", R"({"books_perplexity": 255, "lookup_q": 8})");
+  tmp.write("config/dataset2metric.json",
+            R"({"books_perplexity": "perplexity", "lookup_q": "retrieval_score"})");
+  std::string error = error_of([&] { load_config(tmp.path()); });
+  EXPECT_NE(
+      error.find(
+          "dataset2prompt_tokens.json: no prompt tokens for the text dataset 'books_perplexity'"),
+      std::string::npos)
+      << error;
+  tmp.write("config/dataset2prompt_tokens.json", R"({"books_perplexity": 0})");
+  error = error_of([&] { load_config(tmp.path()); });
+  EXPECT_NE(error.find("prompt tokens of 'books_perplexity' must be a positive integer"),
+            std::string::npos)
+      << error;
+  tmp.write("config/dataset2prompt_tokens.json", R"({"books_perplexity": 1, "lookup_q": 4})");
+  error = error_of([&] { load_config(tmp.path()); });
+  EXPECT_NE(error.find("'lookup_q' is not a text dataset of dataset2metric.json"),
+            std::string::npos)
+      << error;
+  tmp.write("config/dataset2prompt_tokens.json", R"({"books_perplexity": 1})");
+  const Config config = load_config(tmp.path());
+  EXPECT_EQ(config.prompt_tokens_for("books_perplexity"), 1);
+  EXPECT_EQ(config.max_new_tokens_for("books_perplexity"), 255);
+  EXPECT_TRUE(is_text_metric(dataset_info("books_perplexity").metric));
+  EXPECT_FALSE(is_text_metric(dataset_info("lookup_q").metric));
+  EXPECT_NE(error_of([&] { config.prompt_tokens_for("lookup_q"); }).find("no prompt tokens"),
+            std::string::npos);
+  // A text dataset is measured by the evaluator: the scorer refuses it in one line.
+  error = error_of([&] { score_example("books_perplexity", "x", {"y"}, {}, ScoreVariant::Raw); });
+  EXPECT_NE(error.find("perplexity: a text dataset is measured by the evaluator"),
+            std::string::npos)
+      << error;
 }
 
 }  // namespace
