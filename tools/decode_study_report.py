@@ -5,10 +5,14 @@ full cache, and paired comparisons whose figures are `kvsearch compare`'s own (i
 --scores-b files), the blocks of the decode as the paired units and Holm's correction over the
 three targets; then, from the task study's database (DIR/tasks/results.sqlite, the experiment
 experiments/decoding_ruler.json), `kvsearch compare --db` of the chosen pairs at each target.
+Between them, from the text study's database (DIR/texts/results.sqlite, the experiment
+experiments/decoding_text.json: one KJV book a question), `kvsearch compare --db` of every method
+against the full cache and of the chosen pairs, per text dataset and target.
 Usage: tools/decode_study_report.py DIR BINARY_LABEL KVSEARCH > DIR/README.md"""
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,6 +29,16 @@ REFERENCE = "streaming_llm"
 TASK_PAIRS = [("tova", "h2o"), ("tova", "streamingllm"), ("streamingllm", "window-only"),
               ("streamingllm", "streamingllm-prefill"), ("tova", "snapkv-prefill"),
               ("snapkv", "full-cache")]
+
+# The text study (experiments/decoding_text.json): its targets, datasets and pairs, by run name.
+TEXT_SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "experiments", "decoding_text.json")
+TEXT_PAIRS = [("streamingllm", "window-only"), ("global", "snapkv"), ("tova", "h2o")]
+TEXT_REFERENCE = "streamingllm"
+
+
+def slug(name):
+    """A method's run name, as experiments name them ("R-KV" -> "r-kv")."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def load(path):
@@ -53,6 +67,54 @@ def cell(d, digits=3):
     star = " *" if d["survives"] else ""
     return (f"{d['difference']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}] "
             f"{d['wins']}/{d['losses']}/{d['ties']}{star}")
+
+
+def compare_db(binary, db, a, b, budget):
+    """kvsearch compare --db of two methods at one budget: {dataset: its paired figures}, or None."""
+    r = subprocess.run([binary, "compare", "--db", db, "--a", a, "--b", b, "--budget", str(budget), "--json"],
+                       capture_output=True, text=True)
+    return per_target(json.loads(r.stdout)) if r.returncode == 0 else None
+
+
+def text_study(root, binary):
+    """The text study's section: scores per method and target, and paired comparisons per text."""
+    db = os.path.join(root, "texts", "results.sqlite")
+    if not os.path.exists(db):
+        return []
+    spec = load(TEXT_SPEC)
+    targets, datasets = spec["budgets"], spec["datasets"]
+    methods = [slug(m["name"]) for m in spec["methods"] if m.get("profile") != "full"]
+    out = [f"## Perplexity and fidelity over independent texts ({spec['test_limit']} test books a set)\n",
+           "A recorded experiment ([texts/README.md](texts/README.md), experiments/decoding_text.json): one "
+           "King James book a question, every method and target of a book on one shared decode. "
+           "kjv_perplexity: the book's first token the prompt, its next 511 fed; score 100 x the full "
+           "cache's perplexity over the method's. kjv_fidelity: a 256-token prompt, the full cache's own "
+           "128-token continuation teacher-forced; score the top-1 agreement with the full cache (%). "
+           "100 is the full cache. Cells: `kvsearch compare --db texts/results.sqlite --a A --b B --budget "
+           "T --json`, per dataset: A's mean score, or A - B [95% bootstrap CI] and the books A wins / "
+           "loses / ties, * where the exact sign test survives Holm over the two datasets (alpha 0.05). "
+           "The runs' binary is named in texts/README.md.\n"]
+    head = "| method | " + " | ".join(f"{d.split('_')[-1]} T = {t}" for d in datasets for t in targets) + " |"
+    out += [head, "|---|" + "---:|" * (len(datasets) * len(targets))]
+    against_full = {m: {t: compare_db(binary, db, m, "full-cache", t) for t in targets} for m in methods}
+    for m in methods:
+        cells = [f"{against_full[m][t][d]['mean_a']:.2f}" if against_full[m][t] else "-"
+                 for d in datasets for t in targets]
+        out.append(f"| {m} | " + " | ".join(cells) + " |")
+    out.append("")
+    pairs = TEXT_PAIRS + [(m, TEXT_REFERENCE) for m in methods
+                          if m != TEXT_REFERENCE and (m, TEXT_REFERENCE) not in TEXT_PAIRS]
+    for d in datasets:
+        out += [f"Paired per book, {d}:\n", "| A vs B | " + " | ".join(f"T = {t}" for t in targets) + " |",
+                "|---|" + "---|" * len(targets)]
+        for a, b in pairs:
+            cells = []
+            for t in targets:
+                c = compare_db(binary, db, a, b, t)
+                cells.append(cell(c[d], 2) if c else "-")
+            out.append(f"| {a} vs {b} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
 
 
 def main():
@@ -113,6 +175,7 @@ def main():
                              f"{c['wins']}/{c['losses']}/{c['ties']}{star}")
             out.append(f"| {a} vs {b} | " + " | ".join(cells) + " |")
         out.append("")
+    out += text_study(root, binary)
     out += [f"## Perplexity and fidelity: how to read the comparisons\n",
             f"Binary: {label}. Units of the paired comparisons: the blocks of one decode ({blocks} blocks "
            f"of the perplexity run, {fblocks} of the fidelity run), neighbours in one text and so not "

@@ -39,9 +39,14 @@ void setup_show(CLI::App& parent) {
   auto run = std::make_shared<int64_t>(0);
   cmd->add_option("--db", *db, "Results database (or KVSEARCH_DB / config file)");
   cmd->add_option("--run", *run, "Run id")->required();
-  cmd->callback([db, run] {
+  auto predictions = std::make_shared<bool>(false);
+  cmd->add_flag("--predictions", *predictions,
+                "Also list the best state's predictions and scores per question (test where "
+                "replayed, else dev)");
+  cmd->callback([db, run, predictions] {
     std::cout << kvs::search::show_run_text(
-        kvs::resolve_setting(kvs::kDatabaseSetting, *db, "results/kvsearch.sqlite"), *run);
+        kvs::resolve_setting(kvs::kDatabaseSetting, *db, "results/kvsearch.sqlite"), *run,
+        *predictions);
   });
 }
 

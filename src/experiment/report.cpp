@@ -59,7 +59,10 @@ std::optional<std::string> measured_note(const TableSpec& ts, const ExperimentSp
     note += " " + fidelity +
             ": the share (%) of steps whose argmax equals the full cache's, teacher-forced on the "
             "full cache's own continuation;";
-  return note + " `kvsearch show --run N` prints each text's perplexities or mean KL divergence.";
+  return note +
+         " `kvsearch show --run N --predictions` lists each text's perplexities, or its agreement "
+         "and mean "
+         "KL divergence.";
 }
 
 void write_table(const Table& t, const std::string& out_dir, std::vector<std::string>& files) {

@@ -112,7 +112,7 @@ std::string list_runs_text(const std::string& db_path) {
   return out.str();
 }
 
-std::string show_run_text(const std::string& db_path, int64_t run_id) {
+std::string show_run_text(const std::string& db_path, int64_t run_id, bool predictions) {
   store::Store db(db_path, store::Access::read_only);
   const auto run = db.get_run(run_id);
   if (!run) throw error_at(db_path, "no run with id " + std::to_string(run_id));
@@ -140,6 +140,19 @@ std::string show_run_text(const std::string& db_path, int64_t run_id) {
                     l < best->record.lambda2.size() ? best->record.lambda2[l] : 0.0);
   }
   out << "\n" << trajectory_table(db, *run);
+  if (const std::optional<store::State> best = db.last_accepted(*run); predictions && best) {
+    std::string split = "test";
+    std::vector<store::PredictionRecord> rows = db.predictions_of(*best, split);
+    if (rows.empty()) rows = db.predictions_of(*best, split = "dev");
+    out << strfmt("\n%s predictions of the best state (%zu):\n", split.c_str(), rows.size());
+    out << strfmt("%-24s %9s  %s\n", "question", "score", "prediction");
+    for (const store::PredictionRecord& r : rows) {
+      std::string text = r.prediction;
+      for (char& c : text)
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+      out << strfmt("%-24s %9.4f  %s\n", r.question_id.c_str(), r.score, text.c_str());
+    }
+  }
   return out.str();
 }
 

@@ -92,8 +92,10 @@ struct ReplayRequest {
 // for the whole trajectory), records the replays and returns the trajectory tables.
 std::string replay_runs(const ReplayRequest& request);
 
-// `kvsearch runs` / `kvsearch show`: read-only views of a database.
+// `kvsearch runs` / `kvsearch show`: read-only views of a database. With predictions, show also
+// lists the best state's per-question predictions and scores, on test where it was replayed, else
+// on dev (a text dataset's prediction holds the numbers behind its score).
 std::string list_runs_text(const std::string& db_path);
-std::string show_run_text(const std::string& db_path, int64_t run_id);
+std::string show_run_text(const std::string& db_path, int64_t run_id, bool predictions = false);
 
 }  // namespace kvs::search

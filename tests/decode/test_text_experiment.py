@@ -14,8 +14,8 @@ experiment tests' tiny checkpoint and made-up texts:
 3. a prefill-time policy whose budget holds the one-token prompt never compresses: it scores as the
    full cache (1 on every perplexity text); on the fidelity set (a 32-token prompt) it compresses
    the prompt and is measured like `kvsearch fidelity --policy` with that budget;
-4. `kvsearch report` writes the table with the text datasets' note; `kvsearch compare` pairs two
-   methods text by text;
+4. `kvsearch report` writes the table with the text datasets' note; `kvsearch show --predictions`
+   lists each text's perplexities; `kvsearch compare` pairs two methods text by text;
 5. bad input: `--perplexity` that is not two counts, a dataset no text is long enough for, a
    --name that cannot name a dataset: one line, exit 1, nothing written; a dataset whose config
    reads more tokens than a text holds: one line naming the text.
@@ -231,6 +231,15 @@ def main():
               f"the table's note on text datasets is missing:\n{table}")
         check(re.search(r"\| t_perplexity \| (\*\*)?100\.00 \[100\.00, 100\.00\]", table) is not None,
               f"the full cache is not 100 on t_perplexity:\n{table}")
+        # show --predictions lists each test text's numbers behind its score.
+        run_id = rows(db, "SELECT id FROM runs WHERE dataset = 't_perplexity' AND run_key LIKE ?",
+                      f"%/{slug('StreamingLLM')}/B{BUDGETS[0]}")
+        if check(len(run_id) == 1, f"StreamingLLM B={BUDGETS[0]} on t_perplexity: runs {run_id}"):
+            shown = must("show", "--db", db, "--run", run_id[0][0], "--predictions")
+            listed = re.findall(r"^(text\d) +([0-9.]+)  perplexity ([0-9.]+), full cache ([0-9.]+)", shown, re.M)
+            check("test predictions of the best state (4)" in shown and len(listed) == test_texts and
+                  all(math.isclose(float(s_), float(f) / float(p_), rel_tol=1e-3) for _, s_, p_, f in listed),
+                  f"show --predictions:\n{shown[-800:]}")
         c = json.loads(must("compare", "--db", db, "--a", slug("StreamingLLM"), "--b", slug("Window only"),
                             "--budget", BUDGETS[0], "--json"))
         check(c["n"] == 2 * test_texts and [d["n"] for d in c["datasets"]] == [test_texts] * 2,
