@@ -98,12 +98,13 @@ def text_study(root, binary):
     out += [head, "|---|" + "---:|" * (len(datasets) * len(targets))]
     against_full = {m: {t: compare_db(binary, db, m, "full-cache", t) for t in targets} for m in methods}
     for m in methods:
-        cells = [f"{against_full[m][t][d]['mean_a']:.2f}" if against_full[m][t] else "-"
-                 for d in datasets for t in targets]
+        cells = [f"{against_full[m][t][d]['mean_a']:.2f}" if against_full[m][t] and d in against_full[m][t]
+                 else "-" for d in datasets for t in targets]
         out.append(f"| {m} | " + " | ".join(cells) + " |")
     out.append("")
     pairs = TEXT_PAIRS + [(m, TEXT_REFERENCE) for m in methods
-                          if m != TEXT_REFERENCE and (m, TEXT_REFERENCE) not in TEXT_PAIRS]
+                          if m != TEXT_REFERENCE and (m, TEXT_REFERENCE) not in TEXT_PAIRS
+                          and (TEXT_REFERENCE, m) not in TEXT_PAIRS]
     for d in datasets:
         out += [f"Paired per book, {d}:\n", "| A vs B | " + " | ".join(f"T = {t}" for t in targets) + " |",
                 "|---|" + "---|" * len(targets)]
@@ -111,7 +112,7 @@ def text_study(root, binary):
             cells = []
             for t in targets:
                 c = compare_db(binary, db, a, b, t)
-                cells.append(cell(c[d], 2) if c else "-")
+                cells.append(cell(c[d], 2) if c and d in c else "-")
             out.append(f"| {a} vs {b} | " + " | ".join(cells) + " |")
         out.append("")
     return out
