@@ -92,8 +92,10 @@ def text_study(root, binary):
            "128-token continuation teacher-forced; score the top-1 agreement with the full cache (%). "
            "100 is the full cache. Cells: `kvsearch compare --db texts/results.sqlite --a A --b B --budget "
            "T --json`, per dataset: A's mean score, or A - B [95% bootstrap CI] and the books A wins / "
-           "loses / ties, * where the exact sign test survives Holm over the two datasets (alpha 0.05). "
-           "The runs' binary is named in texts/README.md.\n"]
+           "loses / ties, * where the exact sign test survives Holm over the two datasets (alpha 0.05): "
+           "each cell is one pair's test, not corrected for the other pairs and targets. The report's "
+           "own findings correct over every pair of a table (198 comparisons) and find none: with 10 "
+           "books the smallest sign-test p is 0.002. The runs' binary is named in texts/README.md.\n"]
     head = "| method | " + " | ".join(f"{d.split('_')[-1]} T = {t}" for d in datasets for t in targets) + " |"
     out += [head, "|---|" + "---:|" * (len(datasets) * len(targets))]
     against_full = {m: {t: compare_db(binary, db, m, "full-cache", t) for t in targets} for m in methods}
@@ -146,11 +148,13 @@ def main():
     steps, prompt = fid[TARGETS[0]]["steps"], fid[TARGETS[0]]["prompt_tokens"]
     fblocks = len(fid_row(TARGETS[0], policies[0])["block_kl"])
     out = ["# A decode-time study (SmolLM2-135M, CPU)\n",
-           "Every policy of a prompt on one shared decode, at cache targets T = 128, 256, 512 entries per "
+           "Every policy of a prompt on one shared decode, at cache targets of 64 to 512 entries per "
            "KV head and layer: answers on RULER's needle tasks under decode-time eviction (a recorded "
-           "experiment: [tasks/README.md](tasks/README.md)), bounded-cache perplexity over a long text and "
-           "fidelity to the full cache on its own continuation (below). How each was run, the text's source "
-           "and licence, and what this study is not: [HOW.md](HOW.md).\n"]
+           "experiment: [tasks/README.md](tasks/README.md)); bounded-cache perplexity and fidelity to the "
+           "full cache over 10 King James books a set (a recorded experiment: "
+           "[texts/README.md](texts/README.md)); and the same two measures on one long text with per-block "
+           "detail (below). How each was run, the texts' sources and licences, and what this study is not: "
+           "[HOW.md](HOW.md).\n"]
     tasks_db = os.path.join(root, "tasks", "results.sqlite")
     if os.path.exists(tasks_db):
         out.append("## Answers under decode-time eviction (RULER niah_single_1/2 at 2k, 60 + 60 test questions)\n")
