@@ -98,7 +98,8 @@ DecodeBenchResult bench_decode(const DecodeBenchOptions& o) {
   for (size_t i = 0; i < policies.size(); ++i) {
     r.largest.push_back(shared.rows[i].largest_cache);
     const evict::Policy& p = policies[i];
-    r.bound.push_back(evict::decode_cache_bound(p, o.prompt_tokens));
+    r.bound.push_back(
+        evict::decode_cache_bound(p, o.prompt_tokens, int64_t(shared.rows[i].held.size())));
   }
   return r;
 }

@@ -271,11 +271,18 @@ Policy load_policy(const std::string& path) {
 
 std::string policy_to_string(const Policy& policy) { return policy_to_json(policy).dump(); }
 
-int64_t decode_cache_bound(const Policy& policy, int64_t prompt_tokens) {
+int64_t decode_cache_bound(const Policy& policy, int64_t prompt_tokens, int64_t num_layers) {
   if (!policy.decoding) throw Error("decode_cache_bound: the policy has no decoding schedule");
   const DecodingSchedule& d = *policy.decoding;
   const int64_t prompt = policy.budget > 0 ? std::min(policy.budget, prompt_tokens) : prompt_tokens;
-  return std::max(d.bound(), prompt + d.period());
+  // A layer schedule (PyramidKV's) gives some layers more than the target: its largest share, at
+  // a length where nothing clamps it.
+  constexpr int64_t kUnclamped = int64_t{1} << 40;
+  int64_t largest = d.target;
+  for (int64_t l = 0; l < num_layers; ++l)
+    largest = std::max(
+        largest, policy.method->layer_budget(kUnclamped, d.target, l, num_layers, policy.params));
+  return std::max(d.bound() + (largest - d.target), prompt + d.period());
 }
 
 }  // namespace kvs::evict

@@ -109,9 +109,10 @@ nlohmann::json policy_json_at_budget(nlohmann::json policy, int64_t budget,
                                      const std::string& where);
 
 // The most entries one KV head of one layer may hold under a decode-time policy (one with a
-// decoding schedule) after a prompt of `prompt_tokens`: its schedule's bound (target + period), or
+// decoding schedule) after a prompt of `prompt_tokens`, on a model of `num_layers` layers: its
+// schedule's bound (target + period; a layer schedule's largest share in place of the target), or
 // the prompt it keeps (its budget, or whole) + period until the first compression.
-int64_t decode_cache_bound(const Policy& policy, int64_t prompt_tokens);
+int64_t decode_cache_bound(const Policy& policy, int64_t prompt_tokens, int64_t num_layers);
 
 const char* observe_name(Observe observe);  // "prompt_end" | "question" | "context"
 

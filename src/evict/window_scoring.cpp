@@ -66,12 +66,17 @@ at::Tensor WindowMethod::scores(const LayerView& view, const Params& params) con
 
 at::Tensor WindowMethod::select(const LayerView& view, const Params& params) const {
   const int64_t n = view.keys.size(1);
+  // While decoding, the layers of one compression hold different lengths: a layer schedule is
+  // computed at the tokens seen (next_position), the same for every layer, and each layer keeps
+  // its share or what it holds. After a prefill next_position is n.
+  const int64_t schedule_length = std::max(n, view.next_position);
   const LayerBudgets budgets =
-      layer_budgets(window_budget_spec(params, view.budget), n, view.num_layers);
+      layer_budgets(window_budget_spec(params, view.budget), schedule_length, view.num_layers);
   const WindowStats& stats = shared_window_stats(view);
+  const int64_t count =
+      std::min(budgets.selected[static_cast<size_t>(view.layer)], stats.scorable());
   const at::Tensor selected =
-      select_tokens(stats, view.keys, params, budgets.selected[static_cast<size_t>(view.layer)],
-                    view.layer, view.num_layers);
+      select_tokens(stats, view.keys, params, count, view.layer, view.num_layers);
   return append_window(selected, n, stats.window);
 }
 

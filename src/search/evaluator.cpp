@@ -19,7 +19,7 @@ PolicyAnswer scheduled_answer(DecodeTimeRow& row, const evict::Policy& policy,
   a.uniform_bytes = a.cache_bytes;  // the row holds its entries and nothing more
   if (policy.decoding) {            // a prefill-time row (a text dataset's) has no bound
     a.largest_cache = row.largest_cache;
-    a.cache_bound = evict::decode_cache_bound(policy, prompt_tokens);
+    a.cache_bound = evict::decode_cache_bound(policy, prompt_tokens, int64_t(row.held.size()));
   }
   return a;
 }

@@ -8,7 +8,8 @@
 - StreamingLLM's rolling cache ({"method": "streaming_llm", "decoding": {"interval": 1, ...}})
   holds the 4 sinks and the most recent entries after every step, on every layer and KV head, and
   never more than target + interval entries; knorm at interval 16 holds its `target` entries per
-  head from the last compression plus the steps fed since, in position order;
+  head from the last compression plus the steps fed since, in position order; a layer schedule
+  (PyramidKV's pyramid) holds each layer's share of the target, one schedule for all layers;
 - `kvsearch perplexity` without a policy equals transformers' perplexity of the same ids (float32,
   its own GGUF conversion), within 1e-4 relative;
 - positions within the cache ("positions": "cache"): a rolling cache's teacher-forced
@@ -142,6 +143,27 @@ def main():
                       and (since == 0 or positions[-since:] == list(range(seen - since, seen))))
                 check(ok, f"knorm layer {l} head {h}: {len(positions)} held, expected 64 + {since} "
                           f"ascending with the last {since} steps")
+
+        # A layer schedule while decoding (PyramidKV's pyramid, the diverse method's default): one
+        # schedule per compression from the tokens seen, each layer its share of the target, not a
+        # pyramid per layer from its own length (before the fix Global held 80 entries a layer at
+        # target 64, SnapKV 71).
+        window, pyr_target, pyr_interval = 8, 40, 16
+        pyramid = {"method": "diverse", "granularity": "kv_head", "window": window,
+                   "decoding": {"interval": pyr_interval, "target": pyr_target, "buffer": window}}
+        generate(tmp, "pyramid", prompt, pyramid, "--teacher-tokens", ",".join(map(str, teacher)),
+                 "--dump-kept", os.path.join(tmp, "pyramid.kept.json"))
+        counts = read_json(os.path.join(tmp, "pyramid.kept.json"))["counts"]
+        layers = len(counts)
+        per_layer = pyr_target - window
+        low = per_layer // 20  # beta 20
+        high = 2 * per_layer - low
+        step = (high - low) // (layers - 1)
+        since = len(teacher) % pyr_interval
+        want = [window + high - l * step + since for l in range(layers)]
+        check(all(c == [w] * len(c) for c, w in zip(counts, want)),
+              f"pyramid while decoding: layers hold {[max(c) for c in counts]}, PyramidKV's shares of "
+              f"{pyr_target} + the {since} steps since the last compression are {want}")
 
         # StreamingLLM's rolling cache: 4 sinks and the most recent, on every layer and head.
         target = 32
