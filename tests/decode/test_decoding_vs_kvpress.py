@@ -60,6 +60,7 @@ class Tracker:
 
     def __init__(self, n, kv_heads, layers, follow=None, label=""):
         self.pos = {l: torch.arange(n).repeat(kv_heads, 1) for l in range(layers)}
+        self.fed = {l: [] for l in range(layers)}  # positions appended since pos[l] was last built
         self.events = {l: [] for l in range(layers)}
         self.seen = n  # tokens seen, the current one included
         self.follow, self.label = follow, label
@@ -99,7 +100,7 @@ class Tracker:
             if sort:
                 idx = idx.sort(dim=-1).values
             l = module.layer_idx
-            before = self.pos[l]
+            before = self.positions(l)
             own = before.gather(1, idx[0])
             if self.follow is not None and decode_time:
                 c = sum(1 for e in self.events[l] if e[4])
@@ -119,10 +120,16 @@ class Tracker:
 
         def forward_hook(module, input, kwargs, output):
             if not is_prefilling(kwargs["cache_position"], kwargs["hidden_states"].shape[1]):
-                l = module.layer_idx
-                self.pos[l] = torch.cat([self.pos[l], torch.full((self.pos[l].shape[0], 1), self.seen - 1)], 1)
+                self.fed[module.layer_idx].append(self.seen - 1)
             return original(module, input, kwargs, output)
         return forward_hook
+
+    def positions(self, l):
+        """The position of every row the press's cache holds on layer l [kv_heads, m]."""
+        if self.fed[l]:
+            fed = torch.tensor(self.fed[l]).repeat(self.pos[l].shape[0], 1)
+            self.pos[l], self.fed[l] = torch.cat([self.pos[l], fed], 1), []
+        return self.pos[l]
 
     def decode_compressions(self, l):
         return sum(1 for e in self.events[l] if e[4])
@@ -176,7 +183,7 @@ def run_rows(model, rows, schedule, ids, teacher):
     batch = len(rows)
     cache = DynamicCache()
     with torch.no_grad(), decoding(model):
-        model(input_ids=torch.tensor([ids] * batch), past_key_values=cache, logits_to_keep=1)
+        model.model(input_ids=torch.tensor([ids] * batch), past_key_values=cache)
         with torch_threads(1):
             decode_rows(model, trackers, cache, ids, teacher, batch)
     return trackers
@@ -187,8 +194,8 @@ def decode_rows(model, trackers, cache, ids, teacher, batch):
     for i, token in enumerate(teacher):
         for tracker in trackers:
             tracker.seen = len(ids) + i + 1
-        model(input_ids=torch.tensor([[token]] * batch), past_key_values=cache,
-              position_ids=torch.tensor([[len(ids) + i]]), logits_to_keep=1)
+        model.model(input_ids=torch.tensor([[token]] * batch), past_key_values=cache,
+              position_ids=torch.tensor([[len(ids) + i]]))
 
 
 def run_press(model, press, decoding, prefilling, ids, teacher, sort, future_fix, follow=None, label=""):
@@ -206,7 +213,7 @@ def run_press(model, press, decoding, prefilling, ids, teacher, sort, future_fix
         fix_future_positions(kvpress, decoding.base_press, tracker)
     cache = DynamicCache()
     with torch.no_grad(), press(model):
-        model(input_ids=torch.tensor([ids]), past_key_values=cache, logits_to_keep=1)
+        model.model(input_ids=torch.tensor([ids]), past_key_values=cache)
         with torch_threads(1):
             decode_rows(model, [tracker], cache, ids, teacher, 1)
     return tracker
@@ -276,9 +283,9 @@ def main():
                   f"{share:.1%} of {tracker.judged} (compression, layer, KV head) decisions; "
                   f"{len(tracker.broken)} outside the tie band"
                   + ("; the press with its kept rows in position order" if sort else ""))
-        held = sorted(trackers[3].pos[0][0].tolist())
+        held = sorted(trackers[3].positions(0)[0].tolist())
         check(held[:4] == [0, 1, 2, 3], f"streaming_llm (fixed press): sinks {held[:4]}")
-        lost = sorted(trackers[5].pos[0][0].tolist())
+        lost = sorted(trackers[5].positions(0)[0].tolist())
         print(f"[measured] kvpress 0.5.5 as it is (top-k row order), StreamingLLM: layer 0 head 0 "
               f"ends holding positions {lost[:6]}... instead of {held[:6]}...")
         check(lost[:4] != [0, 1, 2, 3], "kvpress's row-order defect did not show: the control")

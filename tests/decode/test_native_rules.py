@@ -60,14 +60,14 @@ def run_references(model, rules, ids, teacher, traces):
     compression = 0  # the rows compress at the same steps
     cache = DynamicCache()
     with torch.no_grad():
-        out = model(input_ids=torch.tensor([ids] * rows), past_key_values=cache, output_attentions=True)
+        out = model.model(input_ids=torch.tensor([ids] * rows), past_key_values=cache, output_attentions=True)
         for r in range(rows):
             for l in range(layers):  # [kv, group, n]: every prompt query's attention per key, per head
                 sums[r][l] = out.attentions[l][r].sum(1).view(kv_heads, group, n).clone()
         with torch_threads(1):  # one-token steps (kvs_testing.torch_threads)
             for i, token in enumerate(teacher):
                 seen = n + i + 1
-                out = model(input_ids=torch.tensor([[token]] * rows), past_key_values=cache,
+                out = model.model(input_ids=torch.tensor([[token]] * rows), past_key_values=cache,
                             position_ids=torch.tensor([[n + i]] * rows), output_attentions=True)
                 evicting = pos[0][0].shape[1] + 1 > BUDGET
                 records = []

@@ -98,14 +98,14 @@ def run_rule(model, tap, ids, teacher, steps, decide):
         return True
 
     with torch.no_grad():
-        model(input_ids=torch.tensor([ids]), past_key_values=cache, logits_to_keep=1)
+        model.model(input_ids=torch.tensor([ids]), past_key_values=cache)
         window = {l: tap.last[l][:, -WINDOW:] for l in range(layers)}
         if not compress("prefill"):
             return pos
         with torch_threads(1):  # one-token steps
             for i, token in enumerate(teacher):
-                model(input_ids=torch.tensor([[token]]), past_key_values=cache,
-                      position_ids=torch.tensor([[n + i]]), logits_to_keep=1)
+                model.model(input_ids=torch.tensor([[token]]), past_key_values=cache,
+                      position_ids=torch.tensor([[n + i]]))
                 for l in range(layers):
                     window[l] = torch.cat([window[l], tap.last[l]], 1)[:, -WINDOW:]
                     pos[l] = torch.cat([pos[l], torch.full((kv_heads, 1), n + i)], 1)
