@@ -86,8 +86,9 @@ void setup_generate(CLI::App& parent) {
       "(under a policy): "
       "kept_entries, bytes (keys and values held for the prompt, ragged heads padded) "
       "and uniform_bytes (the uniform layout at the same mean budget); under a decoding "
-      "schedule or --teacher-tokens: largest (the most entries one KV head of one layer "
-      "held) and compressions, and with --teacher-tokens teacher_nll_steps, teacher_nll "
+      "schedule or --teacher-tokens: largest (the most entries a KV head of one layer held; "
+      "a head-wise policy's heads: their mean) and compressions, and with --teacher-tokens "
+      "teacher_nll_steps, teacher_nll "
       "and teacher_perplexity");
   cmd->callback([=] {
     if (p->count() == 0 && t->count() == 0 && ds->count() == 0)

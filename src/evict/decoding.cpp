@@ -60,10 +60,9 @@ std::string decoding_refusal(const Policy& policy) {
       return own;
   if (info.layer_budgets)
     return info.name + " moves its budget between layers once every layer's prefill is seen";
-  if (info.ragged || (policy.base && policy.base->method->info().ragged))
-    return info.name +
-           " keeps different counts per KV head, which the decode-time cache does not "
-           "store yet";
+  if (policy.base && policy.base->method->info().ragged)
+    return policy.base->method->info().name +
+           " keeps different counts per KV head: as a base its scores would be per head";
   if (policy.cache_per_query_head() || (policy.base && policy.base->cache_per_query_head()))
     return "granularity query_head keeps a cache per query head; set \"granularity\": \"kv_head\"";
   return "";
@@ -74,6 +73,11 @@ void check_decoding(const Policy& policy, const DecodingSchedule& schedule,
   const std::string at = where + ".decoding";
   if (const std::string why = decoding_refusal(policy); !why.empty())
     throw error_at(at, policy.method_name() + " cannot compress while decoding: " + why);
+  if (schedule.positions == DecodePositions::Cache && policy.method->info().ragged)
+    throw error_at(at + ".positions",
+                   policy.method_name() +
+                       " may keep different counts per KV head, so its heads' next positions "
+                       "within the cache would differ: use \"original\"");
   const int64_t kept = policy.method->always_kept(policy.params);
   if (schedule.target < kept)
     throw error_at(

@@ -62,8 +62,9 @@ DecodePositions parse_decode_positions(const std::string& text, const std::strin
 
 // Why the policy's method cannot compress while decoding, or "" when it can. The decode-time cache
 // scores what a step shows (the cache's keys and values, the buffered queries): methods that need
-// every prompt query's attention, move budgets between layers or heads, or keep a cache per query
-// head are refused with the reason.
+// every prompt query's attention, move budgets between layers once every layer is seen, or keep a
+// cache per query head are refused with the reason. Head-wise methods (adakv, mixkv on its adakv
+// host) compress while decoding: each KV head is scored over the entries it holds.
 std::string decoding_refusal(const Policy& policy);
 
 // Throws kvs::Error "<where>.decoding.<field>: ..." when the schedule does not suit the policy

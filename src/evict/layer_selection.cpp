@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,7 +24,11 @@ namespace {
 class LayerSelection {
  public:
   LayerSelection(const model::PrefillLayer& layer, int64_t num_layers)
-      : layer_(layer), num_layers_(num_layers) {}
+      : layer_(layer), num_layers_(num_layers) {
+    if (!layer.head_counts.empty()) split_heads();
+  }
+
+  bool ragged() const { return !heads_.empty(); }
 
   // The policy's own last rows of the exposed window.
   at::Tensor rows(const Policy& policy, const std::string& where) const {
@@ -50,6 +55,9 @@ class LayerSelection {
 
   // A policy's kept positions: [cache_heads, k], ragged rows -1-padded.
   at::Tensor select(const Policy& policy, const std::string& where) {
+    if (ragged() && !policy.method->info().ragged)
+      throw error_at(where, policy.method_name() +
+                                " keeps the same count per KV head: its cache is never head-wise");
     if (policy.method->info().budget_free) return select_topk(scores(policy, where), policy.budget);
     return policy.method->select(layer_view(policy, where), policy.params);
   }
@@ -57,6 +65,7 @@ class LayerSelection {
   // Computes now what the policies would fill in on first use (the float32 tensors, the values a
   // method prepares), so that the policies can then select side by side, reading only.
   void prepare(const Policy& policy, const std::string& where) {
+    if (ragged()) return;  // a ragged layer's policies select one after another
     float_view(policy.method->info().needs, where);
     if (policy.base) prepare(*policy.base, where + ".base");
     policy.method->prepare(layer_view(policy, where, false), policy.params);
@@ -95,19 +104,93 @@ class LayerSelection {
         throw error_at(where, policy.method_name() + " needs the last query row, none was given");
       view.last_query = view.window_queries.select(1, view.window_queries.size(1) - 1);
     }
+    if (ragged()) {
+      view.head_entries = layer_.head_counts;
+      view.head_view = [this, &policy, where](int64_t h) {
+        return heads_.at(size_t(h))->selection->layer_view(
+            policy, strfmt("%s head %lld", where.c_str(), (long long)h));
+      };
+    }
     if (policy.base && with_base) {
       const Policy& base = *policy.base;
-      view.base = scores(base, where + ".base");
+      view.base = ragged() ? head_scores(base, where + ".base") : scores(base, where + ".base");
       view.base_select = [this, &base, where](const std::vector<int64_t>& counts) {
+        if (ragged()) return head_select(base, where + ".base", counts);
         return base.method->select_counts(layer_view(base, where + ".base"), base.params, counts);
       };
       // An allocating wrapper shares out its base's layer budget (a schedule's: pyramid budgets
-      // compose with head-wise ones).
+      // compose with head-wise ones), the schedule computed at the tokens seen while decoding.
       if (method.info().allocates)
-        view.budget = base.method->layer_budget(layer_.keys.size(1), base.budget, layer_.layer,
-                                                num_layers_, base.params);
+        view.budget =
+            base.method->layer_budget(std::max(layer_.keys.size(1), view.next_position),
+                                      base.budget, layer_.layer, num_layers_, base.params);
     }
     return view;
+  }
+
+  // A ragged layer: each KV head's own layer (its entries alone, its group's query heads).
+  struct HeadLayer {
+    at::Tensor keys, values, window_queries;
+    model::PrefillLayer layer;
+    std::unique_ptr<LayerSelection> selection;  // made once `layer` is complete
+    HeadLayer(const at::Tensor& k, const at::Tensor& v, const at::Tensor& q, int64_t index)
+        : keys(k), values(v), window_queries(q), layer(index, keys, values, window_queries) {}
+  };
+
+  void split_heads() {
+    const int64_t kv_heads = layer_.keys.size(0), n = layer_.keys.size(1);
+    const int64_t group = layer_.window_queries.size(0) / kv_heads, d = layer_.keys.size(2);
+    for (int64_t h = 0; h < kv_heads; ++h) {
+      const int64_t count = layer_.head_counts[size_t(h)], pad = n - count;
+      const auto mine = [&](const at::Tensor& t) {
+        return t.defined() ? t.narrow(0, h, 1).narrow(1, pad, count) : t;
+      };
+      const auto group_rows = [&](const at::Tensor& t) {
+        return t.defined() ? t.narrow(0, h * group, group) : t;
+      };
+      auto head = std::make_unique<HeadLayer>(mine(layer_.keys), mine(layer_.values),
+                                              group_rows(layer_.window_queries), layer_.layer);
+      model::PrefillLayer& sub = head->layer;
+      if (layer_.column_sums.defined())
+        sub.column_sums = group_rows(layer_.column_sums).narrow(1, pad, count);
+      sub.pre_rope_queries = group_rows(layer_.pre_rope_queries);  // the buffered steps' rows
+      if (layer_.output_projection.defined())
+        sub.output_projection = layer_.output_projection.narrow(1, h * group * d, group * d);
+      sub.rope_inv_freq = layer_.rope_inv_freq;
+      sub.next_position = layer_.next_position > 0 ? layer_.next_position : n;
+      head->selection = std::make_unique<LayerSelection>(sub, num_layers_);
+      heads_.push_back(std::move(head));
+    }
+  }
+
+  // A base's scores on a ragged layer: each head's over its own entries, its padding -infinity.
+  at::Tensor head_scores(const Policy& base, const std::string& where) {
+    const int64_t n = layer_.keys.size(1);
+    std::vector<at::Tensor> rows;
+    for (size_t h = 0; h < heads_.size(); ++h) {
+      const at::Tensor own = heads_[h]->selection->scores(base, where);
+      at::Tensor row = at::full({1, n}, -std::numeric_limits<float>::infinity(), own.options());
+      row.narrow(1, n - own.size(1), own.size(1)).copy_(own);
+      rows.push_back(row);
+    }
+    return at::cat(rows).contiguous();
+  }
+
+  // A base's own selection with counts[h] entries for head h on a ragged layer, in the layer's
+  // rows (each head's padding before its entries), shorter rows -1-padded.
+  at::Tensor head_select(const Policy& base, const std::string& where,
+                         const std::vector<int64_t>& counts) {
+    const int64_t n = layer_.keys.size(1);
+    std::vector<at::Tensor> rows;
+    for (size_t h = 0; h < heads_.size(); ++h) {
+      LayerSelection& head = *heads_[h]->selection;
+      const int64_t count = std::min(counts.at(h), layer_.head_counts[h]);
+      const at::Tensor kept = count == 0 ? at::empty({1, 0}, layer_.keys.options().dtype(at::kLong))
+                                         : base.method->select_counts(head.layer_view(base, where),
+                                                                      base.params, {count});
+      rows.push_back(kept.reshape({-1}) + (n - layer_.head_counts[h]));
+    }
+    return pad_ragged(rows, layer_.keys.options());
   }
 
   // A value of this layer computed once for its policies: the first task to ask computes it, the
@@ -162,6 +245,7 @@ class LayerSelection {
 
   const model::PrefillLayer& layer_;
   int64_t num_layers_;
+  std::vector<std::unique_ptr<HeadLayer>> heads_;  // a ragged layer's heads, each its own layer
   LayerView float_;  // the converted tensors, filled as policies need them
   std::mutex shared_mutex_;
   std::map<std::string, std::unique_ptr<SharedValue>> shared_;
@@ -175,6 +259,15 @@ void check_layer(const model::PrefillLayer& layer, int64_t num_layers) {
   check_float_tensor(layer.window_queries, "window_queries", 3, "[heads, W, head_dim]");
   check_float_tensor(layer.keys, "keys", 3, "[kv_heads, n, head_dim]");
   const int64_t heads = layer.window_queries.size(0), kv_heads = layer.keys.size(0);
+  if (!layer.head_counts.empty()) {
+    if (int64_t(layer.head_counts.size()) != kv_heads)
+      throw error_at("head_counts", strfmt("%zu counts for %lld KV heads", layer.head_counts.size(),
+                                           (long long)kv_heads));
+    for (int64_t c : layer.head_counts)
+      if (c < 0 || c > layer.keys.size(1))
+        throw error_at("head_counts", strfmt("%lld entries in a layer of %lld rows", (long long)c,
+                                             (long long)layer.keys.size(1)));
+  }
   if (kv_heads == 0 || heads % kv_heads != 0) {
     throw error_at("window_queries",
                    strfmt("%lld query heads are not a multiple of the keys' %lld KV heads",
@@ -260,8 +353,8 @@ std::vector<at::Tensor> select_layer(const model::PrefillLayer& layer,
   const auto select = [&](size_t p) {
     kept[p] = select_one(selection, layer, policies[p], where(p), num_layers, candidates[p]);
   };
-  if (policies.size() == 1) {
-    select(0);
+  if (policies.size() == 1 || !layer.head_counts.empty()) {
+    for (size_t p = 0; p < policies.size(); ++p) select(p);
   } else {
     cpu::for_each_task(static_cast<int64_t>(policies.size()),
                        [&](int64_t task) { select(static_cast<size_t>(task)); });

@@ -90,6 +90,13 @@ struct LayerView {
   // The position the next query takes: n after a prefill; while decoding, the tokens seen (the
   // cache holds fewer, each at the position it was written at).
   int64_t next_position = 0;
+  // A ragged layer (model::PrefillLayer::head_counts, a head-wise policy's decode-time cache): per
+  // KV head, the entries it holds, the LAST head_entries[h] of the n rows (padding before them: a
+  // wrapper's base scores it -infinity, and nothing may keep it); empty: every head holds all n.
+  // There head_view(h) is KV head h's own layer, [1, head_entries[h]] entries and its group's
+  // query heads, for a ragged method that scores each head over its own entries (mixkv).
+  std::vector<int64_t> head_entries;
+  std::function<LayerView(int64_t head)> head_view;
 
   // A value that depends on this layer's prefill alone, computed once for all the batch's
   // policies: the first caller of `key` computes it, the others get the same object (a key names

@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace kvs::model {
 
@@ -39,6 +40,10 @@ struct PrefillLayer {
   // The position the next query takes; 0: n, the prompt's length. A decode-time compression
   // (evict/decoding.h) sets the tokens seen, the cache holding fewer of them.
   int64_t next_position = 0;
+  // A head-wise row's decode-time cache (a ragged layer): per KV head, the entries it holds, the
+  // LAST head_counts[h] of the n rows of keys and values (the rows before them are padding);
+  // empty: every head holds all n. Only a decode-time compression sets it.
+  std::vector<int64_t> head_counts;
 };
 
 class PrefillObserver {

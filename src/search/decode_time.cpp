@@ -39,8 +39,8 @@ struct RowState {
   // Per layer: the positions held, [kv_heads, count] int64 on the CPU, position order; the steps
   // fed since the last compression follow them (positions appended_from .. seen - 1).
   std::vector<at::Tensor> held;
-  // Its heads hold different counts, their positions left-padded with -1 (a head-wise allocator's
-  // prefill: adakv, mixkv on its AdaKV host); such a row never compresses while decoding.
+  // Its heads hold different counts, their positions left-padded with -1 (a head-wise allocator:
+  // adakv, mixkv on its AdaKV host): its compressions score each head over its own entries.
   bool ragged = false;
   int64_t appended_from = 0;
   // Per layer: the queries of the buffered steps, oldest first ([heads, d] each, run dtype).
@@ -123,6 +123,20 @@ std::vector<int64_t> head_counts(const at::Tensor& positions) {
   const at::Tensor counts = positions.ge(0).sum(1).to(at::kCPU).contiguous();
   return std::vector<int64_t>(counts.data_ptr<int64_t>(),
                               counts.data_ptr<int64_t>() + counts.numel());
+}
+
+// Positions [kv_heads, k] at the row indices `kept` [kv_heads, k'] (-1: a ragged row's padding).
+at::Tensor gather_positions(const at::Tensor& positions, const at::Tensor& kept) {
+  const at::Tensor index = kept.to(at::kCPU);
+  return positions.gather(1, index.clamp_min(0)).masked_fill_(index.lt(0), evict::kRaggedPad);
+}
+
+// The entries a row holds per KV head on a layer, the heads' mean where they differ (the memory a
+// head-wise row takes), rounded up.
+int64_t entries_per_head(const at::Tensor& positions, bool ragged) {
+  if (!ragged) return positions.size(1);
+  const int64_t heads = positions.size(0);
+  return (positions.ge(0).sum().item<int64_t>() + heads - 1) / heads;
 }
 
 // Row b's entries at its positions [kv_heads, k] (a ragged row's heads padded as they are).
@@ -476,8 +490,8 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
   auto track = [&](size_t b) {
     int64_t largest = 0;
     for (size_t l = 0; l < layers; ++l)
-      largest = std::max(largest,
-                         rows[b].held[l].size(1) + (batch.next_position - rows[b].appended_from));
+      largest = std::max(largest, entries_per_head(rows[b].held[l], rows[b].ragged) +
+                                      (batch.next_position - rows[b].appended_from));
     out.rows[b].largest_cache = std::max(out.rows[b].largest_cache, largest);
     return largest;
   };
@@ -566,16 +580,22 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
           view.output_projection = model.weights().layers[l].o_proj;
           view.rope_inv_freq = model.rope_inv_freq();
           view.next_position = row.cache_positions ? batch.row_positions[due[i]] : seen;
+          if (row.ragged) view.head_counts = head_counts(positions);
           const at::Tensor kept = evict::select_layer(view, {row.scoring}, num_layers).front();
-          evicted[i] = evicted[i] || kept.size(1) < positions.size(1);
+          const bool head_wise = kept.numel() > 0 && kept.select(1, 0).lt(0).any().item<bool>();
+          evicted[i] =
+              evicted[i] || (head_wise || row.ragged ? kept.ge(0).sum().item<int64_t>() <
+                                                           positions.ge(0).sum().item<int64_t>()
+                                                     : kept.size(1) < positions.size(1));
+          row.ragged = row.ragged || head_wise;
           auto [k_kept, v_kept] = evict::gather_kept(keys, values, kept);
           // Within the cache, an entry's position is its index: the kept ones move down to theirs.
           if (row.cache_positions) k_kept = rerotate(k_kept, kept, model.rope_inv_freq());
           relaid[due[i]] = {k_kept, v_kept};
-          row.held[l] = positions.gather(1, kept.to(at::kCPU));
+          row.held[l] = gather_positions(positions, kept);
           if (row.accumulates)
-            row.sums[l] =
-                row.sums[l].gather(1, per_query_head(kept, heads).to(row.sums[l].device()));
+            row.sums[l] = row.sums[l].gather(
+                1, per_query_head(kept.clamp_min(0), heads).to(row.sums[l].device()));
           if (options.trace) kept_after[i].push_back(row.held[l]);
         }
         for (size_t b = 0; b < k; ++b)

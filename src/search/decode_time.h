@@ -9,10 +9,12 @@
 //
 // Each row keeps its own cache, of its own length: rows of different lengths are stored in
 // segments (model/kv_cache.h: no padding held; the attention masks it), and a row that compresses
-// is gathered and the layer re-laid at that step. The full cache, when asked for, decodes as a
-// batch of its own, so that the policies' batch stays bounded; each policy's next-token
-// distribution is then compared with the full cache's at every step (KL divergence, top-1
-// agreement).
+// is gathered and the layer re-laid at that step. A head-wise row (adakv, mixkv on its adakv host)
+// holds different counts per KV head; its compressions score each head over its own entries
+// (model::PrefillLayer::head_counts) and share the layer's target out between the heads again. The
+// full cache, when asked for, decodes as a batch of its own, so that the policies' batch stays
+// bounded; each policy's next-token distribution is then compared with the full cache's at every
+// step (KL divergence, top-1 agreement).
 //
 // Steps: step s feeds token s (1-based) of the continuation, a teacher's or the row's own greedy
 // choice, and its logits predict token s + 1; token 1 is predicted by the prefill's last
@@ -53,9 +55,11 @@ struct CompressionRecord {
 struct DecodeTimeRow {
   std::vector<int32_t> tokens;   // the continuation: the teacher's, or greedy (stop id included)
   std::vector<at::Tensor> held;  // per layer: [kv_heads, k] positions held after the last step
-  // The most entries one KV head of one layer held at any point (before a compression evicts).
+  // The most entries a KV head of one layer held at any point (before a compression evicts); a
+  // head-wise row's heads hold different counts: their mean, rounded up (what its memory holds).
   int64_t largest_cache = 0;
-  // Per step: the entries a head holds after the step (the largest over layers and heads).
+  // Per step: the entries a head holds after the step (the largest over layers; a head-wise row's
+  // heads: their mean).
   std::vector<int64_t> cache_size;
   int64_t compressions = 0;
   std::vector<double> nll;    // per step: -log p(fed token s) (teacher forcing)

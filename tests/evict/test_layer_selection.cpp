@@ -99,4 +99,48 @@ TEST(LayerSelection, RejectsAWindowThatDiffersFromThePolicy) {
                kvs::Error);
 }
 
+// A head-wise row's decode-time layer (PrefillLayer::head_counts): each KV head holds only its last
+// head_counts[h] rows, the rows before them padding. adakv's base scores each head over its own
+// entries, exactly as on that head's entries alone; nothing of the padding is kept; the layer keeps
+// Hkv x B; a method with one count per head refuses such a layer; bad counts are named.
+TEST(LayerSelection, RaggedLayersScoreEachHeadOverItsOwnEntries) {
+  at::manual_seed(5);
+  const int64_t kv_heads = 3, heads = 6, n = 50, d = 8, budget = 12;
+  const at::Tensor q = at::randn({heads, 4, d});
+  at::Tensor k = at::randn({kv_heads, n, d});
+  const std::vector<int64_t> counts = {50, 20, 35};
+  // The padding is made to look best to knorm (zero keys: the smallest norms).
+  for (int64_t h = 0; h < kv_heads; ++h) k[h].narrow(0, 0, n - counts[size_t(h)]).zero_();
+  const Policy adakv = kvs::evict::policy_from_json(
+      {{"method", "adakv"}, {"budget", budget}, {"base", {{"method", "knorm"}}}});
+  const at::Tensor no_values;
+  kvs::model::PrefillLayer layer(0, k, no_values, q);
+  layer.head_counts = counts;
+  const at::Tensor kept = kvs::evict::select_layer(layer, {adakv}, 2).front();
+  const std::vector<int64_t> held = kvs::evict::kept_counts(kept);
+  EXPECT_EQ(held[0] + held[1] + held[2], kv_heads * budget);
+  for (int64_t h = 0; h < kv_heads; ++h) {
+    const at::Tensor row = kept[h];
+    const at::Tensor mine = row.masked_select(row.ge(0));
+    ASSERT_EQ(mine.numel(), held[size_t(h)]);
+    EXPECT_TRUE(mine.ge(n - counts[size_t(h)]).all().item<bool>()) << "head " << h;
+    // The head's kept entries are its own held[h] best knorm scores over its entries alone.
+    const at::Tensor own = k[h].narrow(0, n - counts[size_t(h)], counts[size_t(h)]);
+    const at::Tensor best = std::get<1>(own.norm(2, {-1}).neg().topk(held[size_t(h)]));
+    EXPECT_TRUE(at::equal(std::get<0>(best.sort()) + (n - counts[size_t(h)]), mine))
+        << "head " << h;
+  }
+  EXPECT_THROW(
+      kvs::evict::select_layer(
+          layer, {kvs::evict::policy_from_json({{"method", "knorm"}, {"budget", budget}})}, 2),
+      kvs::Error);
+  layer.head_counts = {50, 60, 10};
+  try {
+    kvs::evict::select_layer(layer, {adakv}, 2);
+    FAIL();
+  } catch (const kvs::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("head_counts"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

@@ -14,6 +14,8 @@
 // diverse (greedy) base, the greedy admission at that count (the paper's Global on AdaKV budgets).
 // Over a window-statistics base the layer's total is Hkv x its schedule's layer budget (a
 // pyramid base gives PyramidKV's layer budgets shared out head-wise, AdaKV's pyram_mode).
+// While decoding (a decoding schedule) each head holds its own entries: the base scores each head
+// over those alone (LayerView::head_entries), and every compression shares Hkv x target out again.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -42,14 +44,20 @@ std::vector<int64_t> layer_top(const at::Tensor& scores, int64_t count) {
   return std::vector<int64_t>(top.data_ptr<int64_t>(), top.data_ptr<int64_t>() + count);
 }
 
-// kvpress's safeguard: each head's n_safe best scores set to +inf.
+// The entries each head holds: a ragged layer's (LayerView::head_entries), else all n.
+std::vector<int64_t> held_entries(const LayerView& view, int64_t heads, int64_t n) {
+  return view.head_entries.empty() ? std::vector<int64_t>(size_t(heads), n) : view.head_entries;
+}
+
+// kvpress's safeguard: each head's n_safe best scores set to +inf (never a ragged layer's padding,
+// which the base scored -inf: a head holding fewer than n_safe has all its entries forced).
 at::Tensor with_safeguard(const at::Tensor& base, int64_t budget, double alpha) {
   int64_t n_safe = static_cast<int64_t>(static_cast<double>(budget) * alpha);
   if (alpha > 0) n_safe = std::max<int64_t>(1, n_safe);
   n_safe = std::min(n_safe, base.size(1));
   at::Tensor s = base.clone();
   if (n_safe > 0) s.scatter_(1, select_topk(base, n_safe), std::numeric_limits<float>::infinity());
-  return s;
+  return at::where(at::isneginf(base), base, s);
 }
 
 class AdaKv final : public Method {
@@ -85,14 +93,17 @@ class AdaKv final : public Method {
     const at::Tensor base = view.base.to(at::kFloat).cpu().contiguous();
     const int64_t heads = base.size(0), n = base.size(1), budget = std::min(view.budget, n);
     const double alpha = params.get(kAlpha);
+    // The layer's share: Hkv x B, or every entry a ragged layer holds where that is fewer.
+    const std::vector<int64_t> entries = held_entries(view, heads, n);
+    const int64_t total =
+        std::min(heads * budget, std::accumulate(entries.begin(), entries.end(), int64_t{0}));
     std::vector<int64_t> counts(static_cast<size_t>(heads), 0);
     if (params.get(kRule) == "kvpress") {
-      for (int64_t flat :
-           layer_top(with_safeguard(base, budget, alpha).contiguous(), heads * budget))
+      for (int64_t flat : layer_top(with_safeguard(base, budget, alpha).contiguous(), total))
         ++counts[static_cast<size_t>(flat / n)];
       return view.base_select(counts);
     }
-    for (int64_t flat : layer_top(base, heads * budget)) ++counts[static_cast<size_t>(flat / n)];
+    for (int64_t flat : layer_top(base, total)) ++counts[static_cast<size_t>(flat / n)];
     std::vector<int64_t> b(counts.size());
     std::vector<double> fraction(counts.size());
     int64_t assigned = 0;
@@ -108,7 +119,7 @@ class AdaKv final : public Method {
                      [&](size_t a, size_t c) { return fraction[a] > fraction[c]; });
     for (size_t i = 0; assigned < heads * budget && i < order.size(); ++i, ++assigned)
       ++b[order[i]];
-    for (int64_t& x : b) x = std::min(x, n);
+    for (size_t h = 0; h < b.size(); ++h) b[h] = std::min(b[h], entries[h]);
     return view.base_select(b);
   }
 };

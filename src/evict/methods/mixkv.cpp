@@ -15,9 +15,11 @@
 // AdaKVCluster): head budgets from A alone, c_h = head h's share of the layer's Hkv (B - W) best
 // of A (each head's sorted A weighted by its top-(B - W) mass share when normalize is set), b_h =
 // round(c_h (1 - alpha) + int(alpha (B - W))) (half to even, as torch.round); head h keeps its
-// b_h best s plus the window (heads differ: a ragged cache).
+// b_h best s plus the window (heads differ: a ragged cache). While decoding, a head-wise cache's
+// heads are scored each over its own entries (A, D, V, r from its keys and values alone).
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -57,6 +59,34 @@ at::Tensor importance(const LayerView& view, int64_t kernel) {
   return at::avg_pool1d(grouped.unsqueeze(0), {kernel}, {1}, {kernel / 2}, false, true).squeeze(0);
 }
 
+// Host adakv's budgets: per KV head, the entries its importance earns in the layer's Hkv x base
+// best (each head's sorted importance weighted by its top-`base` mass share when normalize is
+// set), b_h = round(c_h (1 - alpha) + int(alpha x base)). importance[h]: head h's importance over
+// its prefix (heads of a ragged layer hold prefixes of different lengths).
+std::vector<int64_t> host_budgets(const std::vector<at::Tensor>& importance, int64_t base,
+                                  double alpha, bool normalize) {
+  int64_t longest = 0, held = 0;
+  for (const at::Tensor& a : importance) longest = std::max(longest, a.numel()), held += a.numel();
+  const auto heads = int64_t(importance.size());
+  at::Tensor sorted = at::full({heads, longest}, -std::numeric_limits<float>::infinity(),
+                               importance.front().options());
+  for (int64_t h = 0; h < heads; ++h) {
+    const at::Tensor& a = importance[size_t(h)];
+    if (a.numel() == 0) continue;
+    at::Tensor row = std::get<0>(a.reshape({-1}).sort(-1, /*descending=*/true));
+    if (normalize) row = row * (row.narrow(0, 0, std::min(base, row.numel())).sum() / row.sum());
+    sorted[h].narrow(0, 0, row.numel()).copy_(row);
+  }
+  const at::Tensor top =
+      rank_top(sorted.reshape({1, -1}).contiguous(), std::min(heads * base, held));
+  const at::Tensor counts =
+      at::bincount(top.reshape({-1}).div(longest, "floor"), {}, heads).to(at::kDouble);
+  const double floor_capacity = double(static_cast<int64_t>(double(base) * alpha));
+  const at::Tensor budgets =
+      at::round(counts * (1 - alpha) + floor_capacity).to(at::kLong).to(at::kCPU).contiguous();
+  return std::vector<int64_t>(budgets.data_ptr<int64_t>(), budgets.data_ptr<int64_t>() + heads);
+}
+
 class MixKv final : public Method {
  public:
   const MethodInfo& info() const override {
@@ -84,28 +114,34 @@ class MixKv final : public Method {
     return mixed(view, importance(view, params.get(kKernel)));
   }
 
+  // A ragged layer (its decode-time cache, host adakv) scores each KV head over its own entries.
   at::Tensor select(const LayerView& view, const Params& params) const override {
-    const at::Tensor a = importance(view, params.get(kKernel)).contiguous();
-    const at::Tensor s = mixed(view, a).contiguous();
-    if (params.get(kHost) == "snapkv") return select_topk(s, view.budget);
-    const int64_t kv_heads = s.size(0), n = s.size(1), window = view.window_queries.size(1);
-    const int64_t base = view.budget - window, prefix = n - window;
-    const double alpha = params.get(kAlpha);
-    at::Tensor sorted = std::get<0>(a.sort(-1, /*descending=*/true));
-    if (params.get(kNormalize))
-      sorted = sorted * (sorted.narrow(1, 0, base).sum(-1, true) / sorted.sum(-1, true));
-    const at::Tensor top = rank_top(sorted.reshape({1, -1}).contiguous(), kv_heads * base);
-    const at::Tensor counts =
-        at::bincount(top.reshape({-1}).div(prefix, "floor"), {}, kv_heads).to(at::kDouble);
-    const double floor_capacity = double(static_cast<int64_t>(double(base) * alpha));
-    const at::Tensor budgets =
-        at::round(counts * (1 - alpha) + floor_capacity).to(at::kLong).to(at::kCPU).contiguous();
-    std::vector<at::Tensor> rows;
-    for (int64_t h = 0; h < kv_heads; ++h) {
-      const int64_t count = std::min(budgets.data_ptr<int64_t>()[h] + window, n);
-      rows.push_back(select_topk(s.narrow(0, h, 1), count).reshape({-1}));
+    const bool ragged = !view.head_entries.empty();
+    std::vector<at::Tensor> a, s;  // per KV head: the importance over its prefix, its scores
+    if (ragged) {
+      for (size_t h = 0; h < view.head_entries.size(); ++h) {
+        const LayerView head = view.head_view(int64_t(h));
+        a.push_back(importance(head, params.get(kKernel)).contiguous());
+        s.push_back(mixed(head, a.back()).contiguous());
+      }
+    } else {
+      const at::Tensor all = importance(view, params.get(kKernel)).contiguous();
+      const at::Tensor scored = mixed(view, all).contiguous();
+      if (params.get(kHost) == "snapkv") return select_topk(scored, view.budget);
+      a = all.split(1), s = scored.split(1);
     }
-    return pad_ragged(rows, s.options());
+    const int64_t window = view.window_queries.size(1), n = view.keys.size(1);
+    std::vector<int64_t> counts(s.size(), view.budget);
+    if (params.get(kHost) == "adakv") {
+      counts = host_budgets(a, view.budget - window, params.get(kAlpha), params.get(kNormalize));
+      for (int64_t& c : counts) c += window;
+    }
+    std::vector<at::Tensor> rows;
+    for (size_t h = 0; h < s.size(); ++h) {
+      const int64_t held = s[h].size(1), count = std::min(counts[h], held);
+      rows.push_back(select_topk(s[h], count).reshape({-1}) + (n - held));
+    }
+    return pad_ragged(rows, s.front().options());
   }
 
  private:
