@@ -145,8 +145,7 @@ Config load_config(const std::string& longbench_dir) {
   const nlohmann::json tokens = std::filesystem::exists(tokens_path) ? read_json_object(tokens_path)
                                                                      : nlohmann::json::object();
   for (const auto& [key, value] : tokens.items()) {
-    if (!is_english_dataset(key) &&
-        std::find(required.begin(), required.end(), key) != required.end() &&
+    if (std::find(required.begin(), required.end(), key) != required.end() &&
         is_text_metric(dataset_info(key).metric)) {
       if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 1 << 20)
         throw error_at(tokens_path, "prompt tokens of '" + key + "' must be a positive integer");

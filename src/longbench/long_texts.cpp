@@ -64,6 +64,7 @@ std::string package_version(const std::string& package) {
 
 struct Pending {
   std::string name, text, origin;
+  int64_t words = 0;  // count_words(text), counted once
 };
 
 }  // namespace
@@ -175,6 +176,7 @@ LongTexts write_long_texts(const LongTextOptions& options) {
                                                    : "texts";
   if (!is_name(stem))
     throw error_at("--name", "\"" + stem + "\" must be [A-Za-z0-9_.-]+ (it names the datasets)");
+  for (Pending& p : texts) p.words = count_words(p.text);
   // A reading the user gave must find a text long enough; a default one declares its dataset only
   // where some text is.
   std::vector<std::pair<TextDataset, std::string>> declared;
@@ -184,8 +186,7 @@ LongTexts write_long_texts(const LongTextOptions& options) {
     const TextReading reading = given.value_or(fallback);
     const TextDataset d{stem + "_" + metric, "", 0, 0, reading};
     const int64_t words = reading.prompt + reading.fed;
-    if (std::any_of(texts.begin(), texts.end(),
-                    [&](const Pending& p) { return count_words(p.text) >= words; }))
+    if (std::any_of(texts.begin(), texts.end(), [&](const Pending& p) { return p.words >= words; }))
       declared.emplace_back(d, metric);
     else if (given)
       throw error_at("--" + metric, "no text has the " + std::to_string(words) + " words that " +
@@ -202,7 +203,7 @@ LongTexts write_long_texts(const LongTextOptions& options) {
     t.name = p.name;
     t.path = (fs::path(options.out_dir) / (p.name + ".txt")).string();
     t.bytes = static_cast<int64_t>(p.text.size());
-    t.words = count_words(p.text);
+    t.words = p.words;
     write_file(t.path, p.text);
     meta["texts"].push_back({{"name", t.name},
                              {"file", p.name + ".txt"},

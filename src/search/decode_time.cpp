@@ -639,6 +639,36 @@ std::vector<std::vector<int64_t>> held_counts(const DecodeTimeRow& row) {
   return counts;
 }
 
+double step_mean(const std::vector<double>& values) {
+  if (values.empty()) throw Error("decode: no step was measured");
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / double(values.size());
+}
+
+std::vector<double> block_means(const std::vector<double>& values, int64_t block) {
+  if (block < 1) throw error_at("--block", "must be >= 1");
+  std::vector<double> out;
+  for (size_t s = 0; s < values.size(); s += size_t(block)) {
+    const size_t end = std::min(values.size(), s + size_t(block));
+    out.push_back(
+        step_mean(std::vector<double>(values.begin() + int64_t(s), values.begin() + int64_t(end))));
+  }
+  return out;
+}
+
+std::vector<int32_t> full_cache_continuation(const model::Transformer& model,
+                                             const std::vector<int32_t>& prompt_ids, int64_t steps,
+                                             DecodeTimeResult* timing) {
+  DecodeTimeOptions greedy;
+  greedy.max_new_tokens = steps;
+  greedy.full_cache = true;
+  DecodeTimeResult out = decode_with_schedules(model, prompt_ids, {}, greedy);
+  std::vector<int32_t> tokens = std::move(out.rows.front().tokens);
+  if (timing) *timing = std::move(out);
+  return tokens;
+}
+
 DecodeTimeResult decode_with_schedules(const model::Transformer& model,
                                        const std::vector<int32_t>& prompt_ids,
                                        const std::vector<evict::Policy>& policies,

@@ -85,6 +85,11 @@ struct DecodeTimeResult {
 // left out).
 std::vector<std::vector<int64_t>> held_counts(const DecodeTimeRow& row);
 
+// The mean of a row's per-step measures (throws kvs::Error when there are none), and their means
+// over consecutive blocks of `block` steps (the last block may be shorter).
+double step_mean(const std::vector<double>& values);
+std::vector<double> block_means(const std::vector<double>& values, int64_t block);
+
 // The shared decode in two halves around the prompt's prefill, so that a caller whose own prefill
 // of the same prompt serves other policies (the evaluator's prefill-time ones) runs one prefill:
 // construct it (the policies are checked here), prefill the whole prompt with prefill_options()
@@ -113,5 +118,11 @@ DecodeTimeResult decode_with_schedules(const model::Transformer& model,
                                        const std::vector<int32_t>& prompt_ids,
                                        const std::vector<evict::Policy>& policies,
                                        const DecodeTimeOptions& options);
+
+// The full cache's own greedy continuation of the prompt, `steps` tokens (no stop token): what
+// fidelity teacher-forces every policy on. Its decode's timings go to `timing` where given.
+std::vector<int32_t> full_cache_continuation(const model::Transformer& model,
+                                             const std::vector<int32_t>& prompt_ids, int64_t steps,
+                                             DecodeTimeResult* timing = nullptr);
 
 }  // namespace kvs::search

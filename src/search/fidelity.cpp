@@ -36,10 +36,7 @@ FidelityResult measure_fidelity(const FidelityRequest& request) {
   out.steps = request.new_tokens;
 
   // The full cache's own continuation (no stop token: L steps).
-  DecodeTimeOptions greedy;
-  greedy.max_new_tokens = request.new_tokens;
-  greedy.full_cache = true;
-  out.reference = decode_with_schedules(model, request.prompt_ids, {}, greedy).rows.front().tokens;
+  out.reference = full_cache_continuation(model, request.prompt_ids, request.new_tokens);
 
   // Teacher-forced on it, beside the full cache: KL and agreement per step.
   DecodeTimeOptions forced;
@@ -57,23 +54,11 @@ FidelityResult measure_fidelity(const FidelityRequest& request) {
     const DecodeTimeRow& row = teacher.rows[i];
     PolicyFidelity f;
     f.name = request.policies[i].name;
-    const size_t steps = row.kl.size();
-    for (size_t s = 0; s < steps; ++s) {
-      f.mean_kl += row.kl[s];
-      f.top1 += row.top1[s];
-    }
-    f.mean_kl /= double(std::max<size_t>(steps, 1));
-    f.top1 /= double(std::max<size_t>(steps, 1));
-    for (size_t s = 0; s < steps; s += size_t(request.block)) {
-      const size_t end = std::min(steps, s + size_t(request.block));
-      double kl = 0, agree = 0;
-      for (size_t j = s; j < end; ++j) {
-        kl += row.kl[j];
-        agree += row.top1[j];
-      }
-      f.block_kl.push_back(kl / double(end - s));
-      f.block_top1.push_back(agree / double(end - s));
-    }
+    const std::vector<double> agree(row.top1.begin(), row.top1.end());
+    f.mean_kl = step_mean(row.kl);
+    f.top1 = step_mean(agree);
+    f.block_kl = block_means(row.kl, request.block);
+    f.block_top1 = block_means(agree, request.block);
     const std::vector<int32_t>& tokens = own.rows[i].tokens;
     for (size_t s = 0; s < tokens.size() && s < out.reference.size(); ++s)
       if (tokens[s] != out.reference[s]) {

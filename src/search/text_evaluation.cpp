@@ -1,7 +1,6 @@
 #include "search/text_evaluation.h"
 
 #include <cmath>
-#include <numeric>
 #include <optional>
 
 #include "core/error.h"
@@ -10,19 +9,6 @@
 #include "search/decode_time.h"
 
 namespace kvs::search {
-
-namespace {
-
-double mean(const std::vector<double>& values) {
-  if (values.empty()) throw Error("text evaluation: no step was measured");
-  return std::accumulate(values.begin(), values.end(), 0.0) / double(values.size());
-}
-
-double mean(const std::vector<uint8_t>& values) {
-  return mean(std::vector<double>(values.begin(), values.end()));
-}
-
-}  // namespace
 
 QuestionOutcome evaluate_text_question(const model::Transformer& model, const QuestionSet& set,
                                        size_t question, const std::vector<evict::Policy>& policies,
@@ -41,15 +27,12 @@ QuestionOutcome evaluate_text_question(const model::Transformer& model, const Qu
   if (metric == longbench::Metric::Perplexity) {
     fed.teacher = q.continuation_ids;
   } else {
-    // The full cache's own greedy continuation, every step (no stop token).
-    DecodeTimeOptions greedy;
-    greedy.max_new_tokens = static_cast<int64_t>(q.continuation_ids.size());
-    greedy.full_cache = true;
-    const DecodeTimeResult reference = decode_with_schedules(model, q.prompt_ids, {}, greedy);
+    DecodeTimeResult reference;
+    fed.teacher = full_cache_continuation(
+        model, q.prompt_ids, static_cast<int64_t>(q.continuation_ids.size()), &reference);
     outcome.prefills += 1;
     outcome.prefill_seconds += reference.prefill_seconds;
     outcome.decode_seconds += reference.decode_seconds;
-    fed.teacher = reference.rows.front().tokens;
   }
   // A policy that compresses neither the prompt (a budget it holds) nor while decoding keeps
   // everything: it is the full cache, whatever its method, and answers as the full cache's row.
@@ -68,7 +51,7 @@ QuestionOutcome evaluate_text_question(const model::Transformer& model, const Qu
   outcome.decode_seconds += out.decode_seconds + out.compress_seconds;
 
   const DecodeTimeRow& full = out.rows.back();
-  const double full_nll = mean(full.nll);
+  const double full_nll = step_mean(full.nll);
   const auto full_answer = [&] {
     PolicyAnswer a;
     a.tokens = full.tokens;
@@ -87,14 +70,14 @@ QuestionOutcome evaluate_text_question(const model::Transformer& model, const Qu
     DecodeTimeRow& row = out.rows[*row_of[i]];
     PolicyAnswer a = scheduled_answer(row, policies[i], outcome.prompt_tokens, out.entry_bytes);
     if (metric == longbench::Metric::Perplexity) {
-      const double nll = mean(row.nll);
+      const double nll = step_mean(row.nll);
       a.score = std::exp(full_nll - nll);
       a.prediction = strfmt("perplexity %.4f, full cache %.4f, over %lld tokens", std::exp(nll),
                             std::exp(full_nll), steps);
     } else {
-      a.score = mean(row.top1);
+      a.score = step_mean(std::vector<double>(row.top1.begin(), row.top1.end()));
       a.prediction = strfmt("top-1 agreement %.4f, mean KL %.6f, over %lld steps", a.score,
-                            mean(row.kl), steps);
+                            step_mean(row.kl), steps);
     }
     outcome.answers.push_back(std::move(a));
   }

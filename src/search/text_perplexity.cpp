@@ -57,16 +57,11 @@ PerplexityResult text_perplexity(const PerplexityRequest& request) {
     if (r < policies.size()) p.policy = policies[r];
     p.name = p.policy ? p.policy->name : "full cache";
     p.token_nll = row.nll;
-    for (double v : row.nll) p.nll += v;
-    p.nll /= double(row.nll.size());
+    p.nll = step_mean(row.nll);
     p.perplexity = std::exp(p.nll);
     p.largest_cache = p.policy ? row.largest_cache : int64_t(ids.size());
-    for (size_t i = 0; i < row.nll.size(); i += size_t(request.block)) {
-      const size_t end = std::min(row.nll.size(), i + size_t(request.block));
-      double sum = 0;
-      for (size_t j = i; j < end; ++j) sum += row.nll[j];
-      p.block_perplexity.push_back(std::exp(sum / double(end - i)));
-    }
+    for (double block_nll : block_means(row.nll, request.block))
+      p.block_perplexity.push_back(std::exp(block_nll));
     p.compressions = row.compressions;
     result.rows.push_back(std::move(p));
   }
