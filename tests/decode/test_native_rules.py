@@ -2,7 +2,7 @@
 """The decode-time rules that evict one entry per step, against short Python references on
 transformers' conversion of SmolLM2-135M (float32, CPU, eager attention: each forward's attention
 probabilities are the references' input). The prompt is a RULER niah_single_1 record at about 300
-tokens, then 256 teacher-forced tokens, one forward each (positions continuing from the tokens seen).
+tokens, then 160 teacher-forced tokens, one forward each (positions continuing from the tokens seen).
 
 - h2o (FMInference/H2O's H2OKVCache_LayerWise): per query head, the attention every query so far
   paid each cached entry, summed (the prompt's queries from the prefill, then each step's query
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kvs_testing import check, finish, scratch_dir, smollm2_hf, torch_threads  # noqa: E402
 from decode_oracle import judge, keep_rows, kvsearch_traces, ruler_ids, top_k_positions  # noqa: E402
 
-TEACHER = 256
+TEACHER = 160
 BUDGET = 128
 
 
