@@ -32,7 +32,8 @@ TASK_PAIRS = [("tova", "h2o"), ("tova", "streamingllm"), ("streamingllm", "windo
 
 # The text study (experiments/decoding_text.json): its targets, datasets and pairs, by run name.
 TEXT_SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "experiments", "decoding_text.json")
-TEXT_PAIRS = [("streamingllm", "window-only"), ("global", "snapkv"), ("tova", "h2o")]
+TEXT_PAIRS = [("streamingllm", "window-only"), ("global", "snapkv"), ("tova", "h2o"), ("adakv", "snapkv"),
+              ("mixkv", "snapkv")]
 TEXT_REFERENCE = "streamingllm"
 
 
