@@ -63,6 +63,19 @@ void relay_segments(LayerCache& layer, const std::vector<int64_t>& rows, int64_t
   layer.capacity = capacity;
 }
 
+// The additive mask over the slots that some (row, head) pads, rebuilt from head_padding at a
+// width of `width` slots.
+void mask_padding(LayerCache& layer, int64_t width) {
+  const auto options = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor pads =
+      at::tensor(layer.head_padding, options).view({layer.batch, layer.heads, 1, 1});
+  const at::Tensor slots = at::arange(width, options).view({1, 1, 1, width});
+  layer.prefix_mask = at::zeros({layer.batch, layer.heads, 1, width}, at::kFloat)
+                          .masked_fill_(slots.lt(pads), -std::numeric_limits<float>::infinity())
+                          .to(layer.keys.device());
+  layer.prefix_len = width;
+}
+
 }  // namespace
 
 LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tensor>>& rows,
@@ -211,6 +224,42 @@ std::pair<at::Tensor, at::Tensor> dense_entries(const LayerCache& layer) {
           .copy_(layer.values.narrow(0, from, layer.used - pad));
     }
   return {keys, values};
+}
+
+void replace_row_entries(LayerCache& layer, int64_t b, const at::Tensor& keys,
+                         const at::Tensor& values, const std::vector<int64_t>& counts) {
+  if (!layer.segmented()) throw Error("replace_row_entries: the layer is not segmented");
+  if (b < 0 || b >= layer.batch)
+    throw Error("replace_row_entries: row " + std::to_string(b) + " of a batch of " +
+                std::to_string(layer.batch));
+  if (keys.dim() != 3 || keys.size(0) != layer.heads || !keys.sizes().equals(values.sizes()))
+    throw Error("replace_row_entries: keys and values must be [cache_heads, kept, head_dim]");
+  if (!counts.empty() && static_cast<int64_t>(counts.size()) != layer.heads)
+    throw Error("replace_row_entries: counts must give one count per cache head");
+  const int64_t kept = keys.size(1);
+  if (layer.head_padding.empty()) layer.head_padding.assign(layer.segment_base.size(), 0);
+  int64_t widest = 0;  // the largest padding of this row
+  for (int64_t h = 0; h < layer.heads; ++h) {
+    const size_t i = static_cast<size_t>(b * layer.heads + h);
+    const int64_t count = counts.empty() ? kept : counts[static_cast<size_t>(h)];
+    if (count < 0 || count > kept || count > layer.used - padding_of(layer, int64_t(i)))
+      throw Error("replace_row_entries: head " + std::to_string(h) + " of row " +
+                  std::to_string(b) + " cannot keep " + std::to_string(count) + " entries");
+    const int64_t to = layer.segment_base[i] + layer.used - count;
+    layer.keys.narrow(0, to, count).copy_(keys[h].narrow(0, kept - count, count));
+    layer.values.narrow(0, to, count).copy_(values[h].narrow(0, kept - count, count));
+    layer.head_padding[i] = layer.used - count;
+    widest = std::max(widest, layer.used - count);
+  }
+  const bool per_head = layer.prefix_mask.defined() && layer.prefix_mask.size(1) == layer.heads;
+  if (!per_head || widest > layer.prefix_len) {
+    mask_padding(layer, std::max(widest, layer.prefix_len));
+    return;
+  }
+  for (int64_t h = 0; h < layer.heads; ++h)
+    layer.prefix_mask[b][h]
+        .narrow(1, 0, layer.head_padding[static_cast<size_t>(b * layer.heads + h)])
+        .fill_(-std::numeric_limits<float>::infinity());
 }
 
 int64_t cache_bytes(const LayerCache& layer) {

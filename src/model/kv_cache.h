@@ -81,6 +81,14 @@ std::pair<at::Tensor, at::Tensor> last_entries(const LayerCache& layer, int64_t 
 // layout itself where dense, a copy where segmented (the attention's path off the CPU kernels).
 std::pair<at::Tensor, at::Tensor> dense_entries(const LayerCache& layer);
 
+// A compression of row b in place (a segmented layer): its entries become keys / values, each
+// [cache_heads, kept, head_dim], head h holding the last counts[h] of them (empty: all kept),
+// written in the slots that end at `used`, where its entries end now; the slots before them become
+// padding (masked; their storage is reclaimed at the next re-lay). The other rows are not touched.
+// A compression only evicts: no head may keep more entries than it holds.
+void replace_row_entries(LayerCache& layer, int64_t b, const at::Tensor& keys,
+                         const at::Tensor& values, const std::vector<int64_t>& counts = {});
+
 // Bytes of keys and values the layer holds (reserved slots included).
 int64_t cache_bytes(const LayerCache& layer);
 

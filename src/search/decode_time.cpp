@@ -25,6 +25,11 @@ namespace kvs::search {
 
 namespace {
 
+// The slots a re-lay of a shared batch reserves at least: rows that compress every step then
+// rewrite only their own entries, in place, for that many steps before the next re-lay, at the
+// cost of up to that many slots more per (row, cache head) than its entries.
+constexpr int64_t kRelayReserve = 16;
+
 // What one policy's row carries between steps.
 struct RowState {
   evict::Policy scoring;  // the policy at its decoding target (budget = target), for select_layer
@@ -464,9 +469,13 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
                                                             : row.schedule->interval - row.since);
     return std::max<int64_t>(until, 1);
   };
+  // The slots a re-lay reserves: to the next compression, at least kRelayReserve in a shared batch.
+  auto reserve = [&](int64_t step) {
+    return k > 1 ? std::max(spare(step), kRelayReserve) : spare(step);
+  };
   if (k > 0)
     for (size_t l = 0; l < layers; ++l)
-      batch.layers.push_back(assemble(entries[l], rows, l, spare(0)));
+      batch.layers.push_back(assemble(entries[l], rows, l, reserve(0)));
   entries.clear();
   std::optional<model::DecodeCache> full;
   if (options.full_cache) full = std::move(pre.cache);
@@ -540,7 +549,10 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
           model.extend(fed.narrow(0, int64_t(k), 1).to(device).unsqueeze(1), *full).squeeze(1);
     out.decode_seconds += timer.seconds();
 
-    // The rows whose schedule is due compress, and every layer is re-laid once.
+    // The rows whose schedule is due compress: in place where every layer is segmented and holds
+    // the slots to the next compression (only the due rows are rewritten), else every layer is
+    // re-laid once, with its slots reserved to the next compression, at least kRelayReserve where
+    // rows share the batch.
     timer.reset();
     for (size_t b = 0; b < k; ++b)
       if (rows[b].accumulates) add_step_attention(rows[b], int64_t(b), batch);
@@ -559,6 +571,10 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
     if (!due.empty()) {
       for (size_t b : due) rows[b].since = 0;
       const int64_t extra = spare(step);
+      const bool in_place = std::all_of(
+          batch.layers.begin(), batch.layers.end(), [&](const model::LayerCache& layer) {
+            return layer.segmented() && layer.capacity - layer.used >= extra;
+          });
       std::vector<std::vector<at::Tensor>> kept_after(due.size());
       std::vector<bool> evicted(due.size(), false);  // a compression that evicts nothing is none
       std::vector<std::vector<int64_t>> counts(k);   // per row, per layer: entries after the step
@@ -566,8 +582,9 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
         model::LayerCache& layer = batch.layers[l];
         std::vector<std::pair<at::Tensor, at::Tensor>> relaid(k);
         for (size_t b = 0; b < k; ++b)
-          relaid[b] =
-              row_entries(layer, int64_t(b), positions_of(rows[b], l, seen), rows[b].ragged);
+          if (!in_place || std::find(due.begin(), due.end(), b) != due.end())
+            relaid[b] =
+                row_entries(layer, int64_t(b), positions_of(rows[b], l, seen), rows[b].ragged);
         for (size_t i = 0; i < due.size(); ++i) {
           RowState& row = rows[due[i]];
           const at::Tensor positions = positions_of(row, l, seen);
@@ -598,16 +615,29 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
                 1, per_query_head(kept.clamp_min(0), heads).to(row.sums[l].device()));
           if (options.trace) kept_after[i].push_back(row.held[l]);
         }
+        if (in_place) {
+          for (size_t b : due) {
+            const at::Tensor& held = rows[b].held[l];
+            model::replace_row_entries(layer, int64_t(b), relaid[b].first, relaid[b].second,
+                                       rows[b].ragged ? head_counts(held) : std::vector<int64_t>{});
+            counts[b].push_back(relaid[b].first.size(1));
+          }
+          continue;
+        }
         for (size_t b = 0; b < k; ++b)
           if (std::find(due.begin(), due.end(), b) == due.end())
             rows[b].held[l] = positions_of(rows[b], l, seen);
         for (size_t b = 0; b < k; ++b) counts[b].push_back(relaid[b].first.size(1));
-        layer = assemble(relaid, rows, l, extra);
+        layer = assemble(relaid, rows, l, reserve(step));
       }
       for (size_t b : due)
         if (rows[b].cache_positions)
           batch.row_positions[b] = common_count(counts[b], policies[b].name);
-      for (size_t b = 0; b < k; ++b) rows[b].appended_from = seen;
+      if (in_place) {
+        for (size_t b : due) rows[b].appended_from = seen;
+      } else {
+        for (size_t b = 0; b < k; ++b) rows[b].appended_from = seen;
+      }
       for (size_t i = 0; i < due.size(); ++i) {
         RowState& row = rows[due[i]];
         if (row.schedule->divide_length == 0) {  // R-KV's queries roll on

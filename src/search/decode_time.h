@@ -8,13 +8,15 @@
 // written at; the next token's position is the count of tokens seen.
 //
 // Each row keeps its own cache, of its own length: rows of different lengths are stored in
-// segments (model/kv_cache.h: no padding held; the attention masks it), and a row that compresses
-// is gathered and the layer re-laid at that step. A head-wise row (adakv, mixkv on its adakv host)
-// holds different counts per KV head; its compressions score each head over its own entries
-// (model::PrefillLayer::head_counts) and share the layer's target out between the heads again. The
-// full cache, when asked for, decodes as a batch of its own, so that the policies' batch stays
-// bounded; each policy's next-token distribution is then compared with the full cache's at every
-// step (KL divergence, top-1 agreement).
+// segments (model/kv_cache.h: no padding held; the attention masks it). A row that compresses
+// rewrites its own entries in place (model::replace_row_entries), the other rows untouched, while
+// the layers hold the slots to the next compression; else every layer is re-laid, reserving them. A
+// head-wise row (adakv, mixkv on its adakv host) holds different counts per KV head; its
+// compressions score each head over its own entries (model::PrefillLayer::head_counts) and share
+// the layer's target out between the heads again. The full cache, when asked for, decodes as a
+// batch of its own, so that the policies' batch stays bounded; each policy's next-token
+// distribution is then compared with the full cache's at every step (KL divergence, top-1
+// agreement).
 //
 // Steps: step s feeds token s (1-based) of the continuation, a teacher's or the row's own greedy
 // choice, and its logits predict token s + 1; token 1 is predicted by the prefill's last

@@ -23,9 +23,18 @@ def ruler_ids(tmp, length, teacher):
     return ids(first["context"] + "\n" + first["input"]), ids(second["context"])[:teacher]
 
 
-def kvsearch_traces(tmp, policies, ids, teacher):
+# A row that compresses after every step (StreamingLLM's rolling cache), run beside rows on a longer
+# interval: their compressions then rewrite only their own entries, in place, between the batch's
+# re-lays (src/search/decode_time.cpp), the path of a study that mixes schedules. It is not judged.
+PACER = {"method": "streaming_llm", "n_sink": 4, "decoding": {"interval": 1, "target": 64, "buffer": 1}}
+
+
+def kvsearch_traces(tmp, policies, ids, teacher, pacer=False):
     """`generate --teacher-tokens --trace-kept` under every policy of {name: policy} in one run
-    (one prefill, one shared decode): {name: (its --json line, its trace)}."""
+    (one prefill, one shared decode), with PACER beside them where asked: {name: (its --json line,
+    its trace)}."""
+    if pacer:
+        policies = dict(policies, pacer=PACER)
     traces = os.path.join(tmp, "traces")
     os.makedirs(traces, exist_ok=True)  # a directory, even for one policy
     # One thread: hundreds of one-token steps, where a second thread's wake-ups under the suite's

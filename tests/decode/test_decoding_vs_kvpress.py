@@ -7,7 +7,8 @@ decodes (position_ids continuing from the tokens seen).
 
 At every compression, per layer and KV head, the positions kvsearch holds (`generate --policy P ...
 --teacher-tokens ... --trace-kept DIR`: every policy in one run, from one prefill on one shared
-decode) must be the press's top-k by the press's own scores over the
+decode, beside a row that compresses after every step, so that theirs rewrite their own entries in
+place between the batch's re-lays) must be the press's top-k by the press's own scores over the
 rows its cache holds at that step, up to scores tied within 1e-5 of the row's scale (the rule of
 tests/evict/test_methods_vs_kvpress.py), and both sides compress at the same steps. Each decision is
 judged on the same input: once judged, the press keeps kvsearch's set (it passed the rule, so the two
@@ -257,7 +258,8 @@ def main():
         budget = 128
         runs = kvsearch_traces(tmp, dict([(name, dict(policy, decoding=schedule)) for name, policy, _, _ in cases]
                                          + [("keydiff-both", {"method": "keydiff", "budget": budget,
-                                                              "decoding": schedule})]), ids, teacher)
+                                                              "decoding": schedule})]), ids, teacher,
+                               pacer=True)
         traces, rows = {}, []
         for name, policy, base, _ in cases:
             out, traces[name] = runs[name]

@@ -19,7 +19,8 @@ out of the attention per row and KV head (kvpress's way of simulating head-wise 
 attention reads exactly what kvsearch's ragged cache holds.
 
 At every compression, per layer, kvsearch's held sets (`generate --trace-kept`; every policy in one
-run, one prefill, one shared decode) must be the reference's choice up to scores tied within 1e-5
+run, one prefill, one shared decode, beside a row that compresses after every step, so that theirs
+rewrite their ragged rows in place between the batch's re-lays) must be the reference's choice up to scores tied within 1e-5
 of the scale: per head at the reference's count (which must be kvsearch's exactly). Both caches then go on holding kvsearch's
 sets, so that each decision is judged on the same input (a tie decided otherwise, or a decision
 judged wrong, does not change what the next one sees). Also: the cache's
@@ -213,7 +214,7 @@ def main():
         ids, teacher = ruler_ids(tmp, 512, TEACHER)
         print(f"prompt: {len(ids)} tokens (RULER niah_single_1), {len(teacher)} teacher tokens, "
               f"interval {INTERVAL}, target {TARGET}")
-        runs = kvsearch_traces(tmp, POLICIES, ids, teacher)
+        runs = kvsearch_traces(tmp, POLICIES, ids, teacher, pacer=True)
         traces = [runs[name][1] for name in names]
         for name, trace in zip(names, traces):
             out = runs[name][0]

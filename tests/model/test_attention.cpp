@@ -345,5 +345,62 @@ TEST(CachedAttention, RaggedHeadsAttendOnlyToTheirOwnEntries) {
   }
 }
 
+// A row compressed in place (the decode-time path between re-lays): its kept entries end where its
+// entries ended, the slots before them become padding, the other rows are not touched and no
+// storage moves. Attention after the next token equals attention over the same entries re-laid
+// from scratch, on the float kernels (head_dim 64) and on ATen (16), also where the new padding
+// reaches past the slots the prompt took (the mask grows) and for ragged heads.
+TEST(CachedAttention, ARowCompressedInPlaceAttendsAsTheSameEntriesReLaid) {
+  at::manual_seed(14);
+  c10::InferenceMode inference;
+  const int64_t cache_heads = 2, heads = 4;
+  for (const int64_t d : {64, 16}) {
+    std::vector<std::pair<at::Tensor, at::Tensor>> rows;
+    for (const int64_t kept : {300, 12, 40})
+      rows.push_back({at::randn({cache_heads, kept, d}), at::randn({cache_heads, kept, d})});
+    model::LayerCache layer = model::assemble_layer_cache(rows, 8);
+    for (int s = 0; s < 5; ++s) append_token(layer, d);  // used 305, prefix_len 300
+    const at::Tensor keys_before = layer.keys.clone();
+    const std::vector<int64_t> bases = layer.segment_base;
+    // Row 0 keeps 4 and 2 of its 305 (padding 301 and 303: past the prompt's 300 slots); row 2
+    // keeps 30 of its 45 on both heads.
+    const auto [k0, v0] = model::last_entries(layer, 0, 305);
+    const at::Tensor pick0 = at::tensor({0, 7, 299, 304}, at::kLong);
+    at::Tensor keep0 = k0.index_select(1, pick0), vals0 = v0.index_select(1, pick0);
+    keep0[1].narrow(0, 0, 2).zero_();  // head 1 holds its last 2
+    vals0[1].narrow(0, 0, 2).zero_();
+    model::replace_row_entries(layer, 0, keep0, vals0, {4, 2});
+    const auto [k2, v2] = model::last_entries(layer, 2, 45);
+    const at::Tensor pick2 = at::arange(15, 45, at::kLong);
+    const at::Tensor keep2 = k2.index_select(1, pick2), vals2 = v2.index_select(1, pick2);
+    model::replace_row_entries(layer, 2, keep2, vals2);
+    EXPECT_EQ(layer.head_padding, (std::vector<int64_t>{301, 303, 288, 288, 275, 275}));
+    EXPECT_EQ(layer.prefix_len, 303);
+    EXPECT_EQ(layer.segment_base, bases);
+    EXPECT_TRUE(at::equal(layer.keys.narrow(0, bases[2] + 288, 17),
+                          keys_before.narrow(0, bases[2] + 288, 17)))
+        << "row 1 changed";
+    EXPECT_THROW(model::replace_row_entries(layer, 1, k2, v2), Error);  // keeps more than it holds
+    // The same entries re-laid from scratch, with the rows' counts per head.
+    model::LayerCache relaid = model::assemble_layer_cache(
+        {{keep0, vals0}, model::last_entries(layer, 1, 17), {keep2, vals2}}, 3,
+        {{4, 2}, {17, 17}, {30, 30}});
+    const at::Tensor k = at::randn({3, cache_heads, 1, d}), v = at::randn({3, cache_heads, 1, d});
+    model::append_entries(layer, k, v);
+    model::append_entries(relaid, k, v);
+    const at::Tensor q = at::randn({3, heads, 1, d}) * 2;
+    const at::Tensor got = model::cached_attention(q, layer, std::nullopt);
+    EXPECT_LE((got - model::cached_attention(q, relaid, std::nullopt)).abs().max().item<double>(),
+              1e-6)
+        << "head_dim " << d;
+    EXPECT_LE((got - reference_cached_attention(q, dense_copy(layer), std::nullopt))
+                  .abs()
+                  .max()
+                  .item<double>(),
+              1e-5)
+        << "head_dim " << d;
+  }
+}
+
 }  // namespace
 }  // namespace kvs::test
