@@ -17,6 +17,7 @@ tokens (which must agree with the position-order rows, not with kvpress as it is
     python3 tools/kvpress_row_order_effect.py [KVSEARCH_BIN] [TEXT] [TOKENS]
     # defaults: build/kvsearch, Debian's GPL-3 text, 1,024 tokens; about 5 minutes on 2 cores
 """
+import contextlib
 import json
 import math
 import os
@@ -26,10 +27,12 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "common"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "decode"))
 os.environ.setdefault("KVS_TEST_CACHE", os.path.join(HERE, "..", "build", "test-cache"))
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 import torch  # noqa: E402
+from decode_oracle import rows_press  # noqa: E402
 from kvs_testing import smollm2_hf  # noqa: E402
 
 INTERVAL, TARGET, BUFFER = 32, 256, 64
@@ -53,45 +56,20 @@ def perplexities(model, ids, rows):
     """Perplexity over ids[1:] for each row (a kvpress press compressing that row of the batch, or
     None for the full cache: then the batch must be that one row)."""
     import kvpress
-    from dataclasses import dataclass
     from transformers import DynamicCache
 
     batch = len(rows)
     press = None
     if rows[0] is not None:
-        @dataclass
-        class RowsPress(kvpress.ScorerPress):
-            """Row r of the batch compressed by rows[r], at the ratio DecodingPress sets."""
-
-            def post_init_from_model(self, model):
-                for base, _ in rows:
-                    base.post_init_from_model(model)
-
-            def compress(self, module, hidden_states, keys, values, attentions, kwargs):
-                kept = []
-                for r, (base, compress) in enumerate(rows):
-                    base.compression_ratio = self.compression_ratio
-                    kept.append(compress(module, hidden_states[r:r + 1], keys[r:r + 1], values[r:r + 1],
-                                         None if attentions is None else attentions[r:r + 1], kwargs))
-                return torch.cat([k for k, _ in kept]), torch.cat([v for _, v in kept])
-
-        press = kvpress.DecodingPress(base_press=RowsPress(), compression_interval=INTERVAL,
+        press = kvpress.DecodingPress(base_press=rows_press(rows), compression_interval=INTERVAL,
                                       target_size=TARGET, hidden_states_buffer_size=BUFFER - 1)
     nll = torch.zeros(batch, dtype=torch.float64)
     cache = DynamicCache()
-    with torch.no_grad():
-        context = press(model) if press is not None else None
-        if context is not None:
-            context.__enter__()
-        try:
-            for i in range(len(ids) - 1):
-                out = model(input_ids=torch.tensor([[ids[i]]] * batch), past_key_values=cache,
-                            position_ids=torch.tensor([[i]]), use_cache=True)
-                logp = torch.log_softmax(out.logits[:, -1].double(), -1)
-                nll -= logp[:, ids[i + 1]]
-        finally:
-            if context is not None:
-                context.__exit__(None, None, None)
+    with torch.no_grad(), press(model) if press is not None else contextlib.nullcontext():
+        for i in range(len(ids) - 1):
+            out = model(input_ids=torch.tensor([[ids[i]]] * batch), past_key_values=cache,
+                        position_ids=torch.tensor([[i]]), use_cache=True)
+            nll -= torch.log_softmax(out.logits[:, -1].double(), -1)[:, ids[i + 1]]
     return [math.exp(x / (len(ids) - 1)) for x in nll.tolist()]
 
 

@@ -139,14 +139,8 @@ LayerCache assemble_layer_cache(const std::vector<std::pair<at::Tensor, at::Tens
       cache.values.narrow(0, at, count).copy_(v[h].narrow(0, v.size(1) - count, count));
     }
   }
-  cache.prefix_mask = at::zeros({batch, heads, 1, longest}, first.options().dtype(at::kFloat));
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h) {
-      const int64_t pad = padding[static_cast<size_t>(b * heads + h)];
-      if (pad > 0)
-        cache.prefix_mask[b][h].narrow(1, 0, pad).fill_(-std::numeric_limits<float>::infinity());
-    }
   cache.head_padding = std::move(padding);
+  mask_padding(cache, longest);
   return cache;
 }
 

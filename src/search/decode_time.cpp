@@ -569,7 +569,11 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
     }
     const int64_t seen = batch.next_position;
     if (!due.empty()) {
-      for (size_t b : due) rows[b].since = 0;
+      std::vector<bool> is_due(k, false);
+      for (size_t b : due) {
+        rows[b].since = 0;
+        is_due[b] = true;
+      }
       const int64_t extra = spare(step);
       const bool in_place = std::all_of(
           batch.layers.begin(), batch.layers.end(), [&](const model::LayerCache& layer) {
@@ -582,7 +586,7 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
         model::LayerCache& layer = batch.layers[l];
         std::vector<std::pair<at::Tensor, at::Tensor>> relaid(k);
         for (size_t b = 0; b < k; ++b)
-          if (!in_place || std::find(due.begin(), due.end(), b) != due.end())
+          if (!in_place || is_due[b])
             relaid[b] =
                 row_entries(layer, int64_t(b), positions_of(rows[b], l, seen), rows[b].ragged);
         for (size_t i = 0; i < due.size(); ++i) {
@@ -625,19 +629,15 @@ DecodeTimeResult ScheduledDecode::run(model::PrefillResult& pre) {
           continue;
         }
         for (size_t b = 0; b < k; ++b)
-          if (std::find(due.begin(), due.end(), b) == due.end())
-            rows[b].held[l] = positions_of(rows[b], l, seen);
+          if (!is_due[b]) rows[b].held[l] = positions_of(rows[b], l, seen);
         for (size_t b = 0; b < k; ++b) counts[b].push_back(relaid[b].first.size(1));
         layer = assemble(relaid, rows, l, reserve(step));
       }
       for (size_t b : due)
         if (rows[b].cache_positions)
           batch.row_positions[b] = common_count(counts[b], policies[b].name);
-      if (in_place) {
-        for (size_t b : due) rows[b].appended_from = seen;
-      } else {
-        for (size_t b = 0; b < k; ++b) rows[b].appended_from = seen;
-      }
+      for (size_t b = 0; b < k; ++b)
+        if (!in_place || is_due[b]) rows[b].appended_from = seen;
       for (size_t i = 0; i < due.size(); ++i) {
         RowState& row = rows[due[i]];
         if (row.schedule->divide_length == 0) {  // R-KV's queries roll on

@@ -90,3 +90,32 @@ def keep_rows(layer, keep):
     g = keep.unsqueeze(-1).expand(-1, -1, -1, layer.keys.shape[-1])
     layer.keys = layer.keys.gather(2, g).contiguous()
     layer.values = layer.values.gather(2, g).contiguous()
+
+
+def rows_press(entries):
+    """kvpress's base press for a DecodingPress over a batch whose row r is compressed by
+    entries[r] = (its press, that press's compress function), at the ratio DecodingPress sets:
+    every row compresses at the same steps to the same size, so the weights are read once per
+    step for all rows."""
+    from dataclasses import dataclass
+
+    import kvpress
+    import torch
+
+    @dataclass
+    class RowsPress(kvpress.ScorerPress):
+        def post_init_from_model(self, model):
+            for base, _ in entries:
+                base.post_init_from_model(model)
+
+        def compress(self, module, hidden_states, keys, values, attentions, kwargs):
+            kept_keys, kept_values = [], []
+            for r, (base, compress) in enumerate(entries):
+                base.compression_ratio = self.compression_ratio
+                k, v = compress(module, hidden_states[r:r + 1], keys[r:r + 1], values[r:r + 1],
+                                None if attentions is None else attentions[r:r + 1], kwargs)
+                kept_keys.append(k)
+                kept_values.append(v)
+            return torch.cat(kept_keys), torch.cat(kept_values)
+
+    return RowsPress()

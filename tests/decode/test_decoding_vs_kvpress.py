@@ -48,7 +48,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kvs_testing import check, finish, scratch_dir, smollm2_hf, torch_threads  # noqa: E402
-from decode_oracle import judge, kvsearch_traces, ruler_ids  # noqa: E402
+from decode_oracle import judge, kvsearch_traces, rows_press, ruler_ids  # noqa: E402
 
 TEACHER = 512
 INTERVAL, TARGET = 32, 256
@@ -147,7 +147,6 @@ def run_rows(model, rows, schedule, ids, teacher):
     """One DecodingPress over the rows of a batch, each row (base press, sort, future_fix, follow,
     label) compressed by its own press and tracker; the trackers."""
     import kvpress
-    from dataclasses import dataclass
     from transformers import DynamicCache
     config = model.config
     trackers, entries = [], []
@@ -158,25 +157,7 @@ def run_rows(model, rows, schedule, ids, teacher):
         trackers.append(tracker)
         entries.append((base, tracker.scorer(base, sort)))
 
-    @dataclass
-    class RowsPress(kvpress.ScorerPress):
-        """Row r of the batch compressed by entries[r]'s press, at the ratio DecodingPress sets."""
-
-        def post_init_from_model(self, model):
-            for base, _ in entries:
-                base.post_init_from_model(model)
-
-        def compress(self, module, hidden_states, keys, values, attentions, kwargs):
-            kept_keys, kept_values = [], []
-            for r, (base, compress) in enumerate(entries):
-                base.compression_ratio = self.compression_ratio
-                k, v = compress(module, hidden_states[r:r + 1], keys[r:r + 1], values[r:r + 1],
-                                None if attentions is None else attentions[r:r + 1], kwargs)
-                kept_keys.append(k)
-                kept_values.append(v)
-            return torch.cat(kept_keys), torch.cat(kept_values)
-
-    decoding = kvpress.DecodingPress(base_press=RowsPress(), compression_interval=schedule["interval"],
+    decoding = kvpress.DecodingPress(base_press=rows_press(entries), compression_interval=schedule["interval"],
                                      target_size=schedule["target"],
                                      hidden_states_buffer_size=schedule["buffer"] - 1)
     for tracker in trackers:
